@@ -1,0 +1,89 @@
+//! Measuring extension quality against retraining (SPEC §9).
+//!
+//! Embeddings are unique only up to an orthogonal map, so the retrained embedding is
+//! aligned to the original one by orthogonal Procrustes fitted on the training rows;
+//! then the extension of Z is compared with the aligned retrained Z rows.
+
+use crate::error::{Error, Result};
+use crate::linalg::procrustes::orthogonal_procrustes;
+use faer::{Mat, MatRef};
+
+/// Relative extension error and training drift (SPEC §9).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetrainComparison {
+    /// RMSE(extension of Z − aligned retrained Z) / RMS(aligned retrained Z).
+    pub relative_extension_error: f64,
+    /// RMSE(training embedding − aligned retrained X rows) / RMS(training embedding):
+    /// the perturbation retraining itself causes.
+    pub training_drift: f64,
+}
+
+fn rms(a: MatRef<'_, f64>) -> f64 {
+    (a.squared_norm_l2() / (a.nrows() * a.ncols()).max(1) as f64).sqrt()
+}
+
+/// Compares an extension with retraining.
+///
+/// * `train` — the original training embedding (N×d);
+/// * `extended` — the extension of the new points (M×d);
+/// * `retrained` — the embedding of X ∪ Z by the same method, X rows first (N+M rows).
+pub fn compare_with_retraining(
+    train: MatRef<'_, f64>,
+    extended: MatRef<'_, f64>,
+    retrained: MatRef<'_, f64>,
+) -> Result<RetrainComparison> {
+    let (n, m, d) = (train.nrows(), extended.nrows(), train.ncols());
+    if retrained.nrows() != n + m || retrained.ncols() != d || extended.ncols() != d {
+        return Err(Error::Shape {
+            what: "retrained embedding",
+            expected: format!("{}×{d}", n + m),
+            got: format!("{}×{}", retrained.nrows(), retrained.ncols()),
+        });
+    }
+    let q = orthogonal_procrustes(retrained.subrows(0, n), train)?;
+    let aligned: Mat<f64> = retrained * &q;
+    let ax = aligned.as_ref().subrows(0, n);
+    let az = aligned.as_ref().subrows(n, m);
+    let ext_err = rms((extended - az).as_ref()) / rms(az);
+    let drift = rms((train - ax).as_ref()) / rms(train);
+    Ok(RetrainComparison {
+        relative_extension_error: ext_err,
+        training_drift: drift,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    #[test]
+    fn rotation_alone_gives_zero_errors() {
+        let mut r = Rng::new(2);
+        let all = Mat::from_fn(40, 2, |_, _| r.normal());
+        let (c, s) = (0.7f64.cos(), 0.7f64.sin());
+        let rot = Mat::from_fn(2, 2, |i, j| [[c, -s], [s, c]][i][j]);
+        let retrained = &all * &rot;
+        let cmp = compare_with_retraining(
+            all.as_ref().subrows(0, 30),
+            all.as_ref().subrows(30, 10),
+            retrained.as_ref(),
+        )
+        .unwrap();
+        assert!(cmp.relative_extension_error < 1e-12);
+        assert!(cmp.training_drift < 1e-12);
+    }
+
+    #[test]
+    fn perturbed_extension_is_measured() {
+        let mut r = Rng::new(3);
+        let all = Mat::from_fn(40, 2, |_, _| r.normal());
+        let mut ext = all.as_ref().subrows(30, 10).to_owned();
+        ext[(0, 0)] += 1.0;
+        let cmp = compare_with_retraining(all.as_ref().subrows(0, 30), ext.as_ref(), all.as_ref())
+            .unwrap();
+        let az = all.as_ref().subrows(30, 10);
+        let want = (1.0f64 / 20.0).sqrt() / rms(az);
+        assert!((cmp.relative_extension_error - want).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,122 @@
+//! The one error type of the library. Every variant names its culprit (a parameter,
+//! a row and column, a size) so that the message alone tells the user what to fix.
+
+use thiserror::Error;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in `oose`.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A parameter is outside its domain (`epsilon <= 0`, `n_components = 0`, ...).
+    #[error("invalid parameter `{name}`: {reason}")]
+    InvalidParameter {
+        /// The parameter's name as used in every interface (SPEC names).
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A value that must be finite is NaN or infinite.
+    #[error("{what}: non-finite value {value} at row {row}, column {col} (0-based)")]
+    NonFinite {
+        /// Which input ("training data", "new points", ...).
+        what: &'static str,
+        /// 0-based row.
+        row: usize,
+        /// 0-based column.
+        col: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// An input has no rows or no columns.
+    #[error("{what} is empty ({rows} rows, {cols} columns)")]
+    Empty {
+        /// Which input.
+        what: &'static str,
+        /// Its number of rows.
+        rows: usize,
+        /// Its number of columns.
+        cols: usize,
+    },
+    /// An input has the wrong shape.
+    #[error("{what}: expected {expected}, got {got}")]
+    Shape {
+        /// Which input.
+        what: &'static str,
+        /// What was expected, in words ("3 columns").
+        expected: String,
+        /// What was given, in words.
+        got: String,
+    },
+    /// Fewer positive eigenvalues than requested components.
+    #[error(
+        "requested {requested} components but only {available} eigenvalues are above the \
+         tolerance {tolerance:e} (eigenvalue {requested} is {value:e}); ask for fewer components"
+    )]
+    NotEnoughPositiveEigenvalues {
+        /// Components asked for.
+        requested: usize,
+        /// Eigenvalues above the tolerance.
+        available: usize,
+        /// The value of the `requested`-th eigenvalue.
+        value: f64,
+        /// The absolute tolerance used.
+        tolerance: f64,
+    },
+    /// The eigensolver failed to converge.
+    #[error("eigensolver failed: {0}")]
+    Eigensolver(String),
+    /// A model file or byte string could not be read.
+    #[error("model: {0}")]
+    Model(#[from] ModelError),
+    /// The operation does not apply to this model or kernel.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Why a model file could not be loaded.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The bytes do not start with the oose magic.
+    #[error("not an oose model file (wrong magic bytes)")]
+    NotAModel,
+    /// The file ends before the header or payload does.
+    #[error("truncated model file: expected {expected} bytes, found {found}")]
+    Truncated {
+        /// Bytes the header announces.
+        expected: u64,
+        /// Bytes present.
+        found: u64,
+    },
+    /// The payload checksum does not match: the file was altered or damaged.
+    #[error("corrupted model file: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    Checksum {
+        /// CRC-32 stored in the header.
+        stored: u32,
+        /// CRC-32 of the payload as read.
+        computed: u32,
+    },
+    /// The file was written by a newer oose.
+    #[error("model format version {found} is newer than this oose supports (up to {supported}); upgrade oose")]
+    NewerVersion {
+        /// Version in the file.
+        found: u32,
+        /// Newest version this build reads.
+        supported: u32,
+    },
+    /// The payload decodes to something inconsistent.
+    #[error("corrupted model payload: {0}")]
+    Corrupted(String),
+}
+
+impl Error {
+    pub(crate) fn param(name: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidParameter {
+            name,
+            reason: reason.into(),
+        }
+    }
+}

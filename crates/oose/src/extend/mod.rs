@@ -1,0 +1,77 @@
+//! What every extension returns, and the row-chunked parallel driver shared by the
+//! methods: new points are processed in chunks of rows so that the kernel block
+//! (chunk × N) stays bounded whatever the number of new points, and chunks run in
+//! parallel (rayon). Rows are independent, so the result does not depend on the
+//! chunking (the extension is sample-wise, DESIGN.md).
+
+use crate::error::Result;
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+
+/// Coordinates of extended points and their per-point diagnostics (SPEC §4).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Extension {
+    /// M×d coordinates, one row per new point, in input order.
+    pub coordinates: Mat<f64>,
+    /// k₀(z, z) = P_X(z)², the squared power function: how much of z lies outside what
+    /// the training set can represent (0 on training points). NaN when k(z, z) is
+    /// unknown (a precomputed kernel extended without its diagonal).
+    pub residual: Vec<f64>,
+    /// Feature-space squared distance of z to the fitted d-dimensional principal
+    /// subspace; ≥ `residual`.
+    pub reconstruction_error: Vec<f64>,
+}
+
+impl Extension {
+    /// Number of extended points.
+    pub fn len(&self) -> usize {
+        self.coordinates.nrows()
+    }
+
+    /// True when no point was extended.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Bytes of kernel block a chunk may hold.
+const CHUNK_BYTES: usize = 16 << 20;
+
+/// Rows per chunk for a kernel block with `width` columns.
+pub(crate) fn chunk_rows(width: usize) -> usize {
+    (CHUNK_BYTES / (8 * width.max(1))).clamp(64, 8192)
+}
+
+/// Applies `f(first_row, chunk)` to chunks of rows of `z` in parallel and stacks the
+/// results in order.
+pub(crate) fn by_chunks<F>(z: MatRef<'_, f64>, width: usize, d: usize, f: F) -> Result<Extension>
+where
+    F: Fn(usize, MatRef<'_, f64>) -> Result<Extension> + Sync,
+{
+    let m = z.nrows();
+    let rows = chunk_rows(width);
+    if m <= rows {
+        return f(0, z);
+    }
+    let starts: Vec<usize> = (0..m).step_by(rows).collect();
+    let parts: Vec<Extension> = starts
+        .par_iter()
+        .map(|&s| f(s, z.subrows(s, rows.min(m - s))))
+        .collect::<Result<_>>()?;
+    let mut coordinates = Mat::<f64>::zeros(m, d);
+    let mut residual = Vec::with_capacity(m);
+    let mut reconstruction_error = Vec::with_capacity(m);
+    for (s, p) in starts.iter().zip(parts) {
+        coordinates
+            .as_mut()
+            .subrows_mut(*s, p.len())
+            .copy_from(p.coordinates.as_ref());
+        residual.extend_from_slice(&p.residual);
+        reconstruction_error.extend_from_slice(&p.reconstruction_error);
+    }
+    Ok(Extension {
+        coordinates,
+        residual,
+        reconstruction_error,
+    })
+}

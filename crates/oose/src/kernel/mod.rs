@@ -1,0 +1,467 @@
+//! Kernel functions (SPEC §1) and kernel matrices built by one GEMM in row chunks.
+//!
+//! Parameters carry the SPEC's names: `epsilon` (ε), `beta` (β), `gamma`, `coef0`,
+//! `degree`. A kernel with `Bandwidth::Auto` is resolved against the training data
+//! once, at fit time, and the fitted model stores the resolved ε.
+
+pub mod bandwidth;
+pub mod distance;
+
+use crate::error::{Error, Result};
+use distance::{inner_products, row_sq_norms, sq_distances};
+use faer::{Mat, MatRef, Par};
+use serde::{Deserialize, Serialize};
+
+/// Bandwidth ε of a radial kernel: a value, or `Auto` (median rule, SPEC §1).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub enum Bandwidth {
+    /// Chosen from the training data at fit time (see [`bandwidth`]).
+    #[default]
+    Auto,
+    /// A fixed ε > 0.
+    Value(f64),
+}
+
+/// A kernel k(x, y). r = ||x − y||₂.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Kernel {
+    /// exp(−r²/ε) (scikit-learn's `gamma` = 1/ε).
+    Gaussian {
+        /// ε > 0.
+        epsilon: Bandwidth,
+    },
+    /// exp(−r/ε).
+    Laplacian {
+        /// ε > 0.
+        epsilon: Bandwidth,
+    },
+    /// (1 + r²/ε)^β with β < 0 (positive definite).
+    InverseMultiquadric {
+        /// ε > 0.
+        epsilon: Bandwidth,
+        /// β < 0 (default −½).
+        beta: f64,
+    },
+    /// (1 + r²/ε)^β with β > 0 not an integer (conditionally positive definite of order ⌈β⌉).
+    Multiquadric {
+        /// ε > 0.
+        epsilon: Bandwidth,
+        /// β > 0, β ∉ ℕ (default ½).
+        beta: f64,
+    },
+    /// (1 − r/ε)₊⁴ (4r/ε + 1): compact support, positive definite for dimension ≤ 3.
+    Wendland {
+        /// Support radius ε > 0.
+        epsilon: Bandwidth,
+    },
+    /// xᵀy: kernel PCA with it is PCA.
+    Linear,
+    /// (γ xᵀy + c)^p.
+    Polynomial {
+        /// γ ≠ 0.
+        gamma: f64,
+        /// c (`coef0`).
+        coef0: f64,
+        /// p ≥ 1.
+        degree: u32,
+    },
+    /// The user supplies K, and to extend, the rows k(z, x_i) (and optionally k(z, z)).
+    Precomputed,
+}
+
+impl Default for Kernel {
+    fn default() -> Self {
+        Kernel::Gaussian {
+            epsilon: Bandwidth::Auto,
+        }
+    }
+}
+
+impl Kernel {
+    /// Gaussian kernel with a fixed ε.
+    pub fn gaussian(epsilon: f64) -> Self {
+        Kernel::Gaussian {
+            epsilon: Bandwidth::Value(epsilon),
+        }
+    }
+
+    /// The kernel's name as used on the command line and in files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kernel::Gaussian { .. } => "gaussian",
+            Kernel::Laplacian { .. } => "laplacian",
+            Kernel::InverseMultiquadric { .. } => "inverse_multiquadric",
+            Kernel::Multiquadric { .. } => "multiquadric",
+            Kernel::Wendland { .. } => "wendland",
+            Kernel::Linear => "linear",
+            Kernel::Polynomial { .. } => "polynomial",
+            Kernel::Precomputed => "precomputed",
+        }
+    }
+
+    /// ε if the kernel has one (`None` for `Auto` before fitting and for kernels without).
+    pub fn epsilon(&self) -> Option<f64> {
+        match self.bandwidth() {
+            Some(Bandwidth::Value(e)) => Some(e),
+            _ => None,
+        }
+    }
+
+    fn bandwidth(&self) -> Option<Bandwidth> {
+        match *self {
+            Kernel::Gaussian { epsilon }
+            | Kernel::Laplacian { epsilon }
+            | Kernel::InverseMultiquadric { epsilon, .. }
+            | Kernel::Multiquadric { epsilon, .. }
+            | Kernel::Wendland { epsilon } => Some(epsilon),
+            _ => None,
+        }
+    }
+
+    fn with_bandwidth(mut self, b: Bandwidth) -> Self {
+        match &mut self {
+            Kernel::Gaussian { epsilon }
+            | Kernel::Laplacian { epsilon }
+            | Kernel::InverseMultiquadric { epsilon, .. }
+            | Kernel::Multiquadric { epsilon, .. }
+            | Kernel::Wendland { epsilon } => *epsilon = b,
+            _ => {}
+        }
+        self
+    }
+
+    /// True for kernels whose argument is r rather than r² (ε then has units of r).
+    fn scales_with_distance(&self) -> bool {
+        matches!(self, Kernel::Laplacian { .. } | Kernel::Wendland { .. })
+    }
+
+    /// Checks the parameters' domains (SPEC §1).
+    pub fn validate(&self) -> Result<()> {
+        if let Some(Bandwidth::Value(e)) = self.bandwidth() {
+            if !(e.is_finite() && e > 0.0) {
+                return Err(Error::param(
+                    "epsilon",
+                    format!("must be finite and > 0, got {e}"),
+                ));
+            }
+        }
+        match *self {
+            Kernel::InverseMultiquadric { beta, .. } if !(beta < 0.0 && beta.is_finite()) => {
+                Err(Error::param(
+                    "beta",
+                    format!("inverse_multiquadric needs β < 0, got {beta}"),
+                ))
+            }
+            Kernel::Multiquadric { beta, .. }
+                if !(beta > 0.0 && beta.is_finite() && beta.fract() != 0.0) =>
+            {
+                Err(Error::param(
+                    "beta",
+                    format!("multiquadric needs β > 0 and not an integer, got {beta}"),
+                ))
+            }
+            Kernel::Polynomial { gamma, .. } if !(gamma.is_finite() && gamma != 0.0) => Err(
+                Error::param("gamma", format!("must be finite and non-zero, got {gamma}")),
+            ),
+            Kernel::Polynomial { coef0, .. } if !coef0.is_finite() => Err(Error::param(
+                "coef0",
+                format!("must be finite, got {coef0}"),
+            )),
+            Kernel::Polynomial { degree: 0, .. } => {
+                Err(Error::param("degree", "must be at least 1"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Replaces `Bandwidth::Auto` by the median rule on `x` (SPEC §1) and validates.
+    pub fn resolve(&self, x: MatRef<'_, f64>) -> Result<Kernel> {
+        self.validate()?;
+        if self.bandwidth() != Some(Bandwidth::Auto) {
+            return Ok(*self);
+        }
+        let m = bandwidth::median_sq_distance(x);
+        let e = if self.scales_with_distance() {
+            m.sqrt()
+        } else {
+            m
+        };
+        if !(e > 0.0 && e.is_finite()) {
+            return Err(Error::param(
+                "epsilon",
+                "`auto` found a median pairwise distance of 0 (the points coincide); give ε explicitly",
+            ));
+        }
+        Ok(self.with_bandwidth(Bandwidth::Value(e)))
+    }
+
+    /// Whether every kernel matrix of this kernel on points of dimension `dim` is
+    /// positive semidefinite.
+    pub fn is_positive_definite(&self, dim: usize) -> bool {
+        match *self {
+            Kernel::Gaussian { .. }
+            | Kernel::Laplacian { .. }
+            | Kernel::InverseMultiquadric { .. }
+            | Kernel::Linear => true,
+            Kernel::Wendland { .. } => dim <= 3,
+            Kernel::Polynomial { gamma, coef0, .. } => gamma > 0.0 && coef0 >= 0.0,
+            Kernel::Multiquadric { .. } | Kernel::Precomputed => false,
+        }
+    }
+
+    /// k(x, y) from the squared distance `d2` and the inner product `g` (only the one the
+    /// kernel needs is read). Requires a resolved kernel.
+    #[inline]
+    fn value(&self, d2: f64, g: f64) -> f64 {
+        match *self {
+            Kernel::Gaussian {
+                epsilon: Bandwidth::Value(e),
+            } => (-d2 / e).exp(),
+            Kernel::Laplacian {
+                epsilon: Bandwidth::Value(e),
+            } => (-d2.sqrt() / e).exp(),
+            Kernel::InverseMultiquadric {
+                epsilon: Bandwidth::Value(e),
+                beta,
+            }
+            | Kernel::Multiquadric {
+                epsilon: Bandwidth::Value(e),
+                beta,
+            } => (1.0 + d2 / e).powf(beta),
+            Kernel::Wendland {
+                epsilon: Bandwidth::Value(e),
+            } => {
+                let r = d2.sqrt() / e;
+                if r < 1.0 {
+                    let s = 1.0 - r;
+                    let s2 = s * s;
+                    s2 * s2 * (4.0 * r + 1.0)
+                } else {
+                    0.0
+                }
+            }
+            Kernel::Linear => g,
+            Kernel::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            } => (gamma * g + coef0).powi(degree as i32),
+            _ => f64::NAN,
+        }
+    }
+
+    fn is_radial(&self) -> bool {
+        !matches!(
+            self,
+            Kernel::Linear | Kernel::Polynomial { .. } | Kernel::Precomputed
+        )
+    }
+
+    /// k(z, z) for a point with squared norm `sq`.
+    pub fn diag_value(&self, sq: f64) -> f64 {
+        self.value(0.0, sq)
+    }
+
+    /// The kernel block [k(a_i, b_j)] given the rows and their squared norms.
+    /// The kernel must be resolved and not `Precomputed`.
+    pub fn block(
+        &self,
+        a: MatRef<'_, f64>,
+        a_sq: &[f64],
+        b: MatRef<'_, f64>,
+        b_sq: &[f64],
+        par: Par,
+    ) -> Mat<f64> {
+        let mut m = if self.is_radial() {
+            sq_distances(a, a_sq, b, b_sq, par)
+        } else {
+            inner_products(a, b, par)
+        };
+        let radial = self.is_radial();
+        let apply = |col: &mut [f64]| {
+            for v in col.iter_mut() {
+                *v = if radial {
+                    self.value(*v, 0.0)
+                } else {
+                    self.value(0.0, *v)
+                };
+            }
+        };
+        let ncols = m.ncols();
+        if matches!(par, Par::Seq) || m.nrows() * ncols < 1 << 16 {
+            for j in 0..ncols {
+                apply(m.col_as_slice_mut(j));
+            }
+        } else {
+            use rayon::prelude::*;
+            let chunk = ncols.div_ceil(4 * rayon::current_num_threads()).max(1);
+            m.as_mut().par_col_chunks_mut(chunk).for_each(|mut cols| {
+                for j in 0..cols.ncols() {
+                    let c = faer::reborrow::ReborrowMut::rb_mut(&mut cols).col_mut(j);
+                    apply(
+                        c.try_as_col_major_mut()
+                            .expect("owned Mat is column-major")
+                            .as_slice_mut(),
+                    );
+                }
+            });
+        }
+        m
+    }
+
+    /// The symmetric kernel matrix of the rows of `x` (both triangles bit-identical;
+    /// for radial kernels the diagonal is k(x, x) exactly).
+    pub fn gram(&self, x: MatRef<'_, f64>, par: Par) -> Mat<f64> {
+        let sq = row_sq_norms(x);
+        let mut k = self.block(x, &sq, x, &sq, par);
+        distance::symmetrize(&mut k);
+        if self.is_radial() {
+            let d = self.diag_value(0.0);
+            for i in 0..k.nrows() {
+                k[(i, i)] = d;
+            }
+        }
+        k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn direct(k: &Kernel, x: &[f64], y: &[f64]) -> f64 {
+        let r2: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
+        let g: f64 = x.iter().zip(y).map(|(a, b)| a * b).sum();
+        let r = r2.sqrt();
+        match *k {
+            Kernel::Gaussian {
+                epsilon: Bandwidth::Value(e),
+            } => (-r2 / e).exp(),
+            Kernel::Laplacian {
+                epsilon: Bandwidth::Value(e),
+            } => (-r / e).exp(),
+            Kernel::InverseMultiquadric {
+                epsilon: Bandwidth::Value(e),
+                beta,
+            }
+            | Kernel::Multiquadric {
+                epsilon: Bandwidth::Value(e),
+                beta,
+            } => (1.0 + r2 / e).powf(beta),
+            Kernel::Wendland {
+                epsilon: Bandwidth::Value(e),
+            } => {
+                let s = (1.0 - r / e).max(0.0);
+                s.powi(4) * (4.0 * r / e + 1.0)
+            }
+            Kernel::Linear => g,
+            Kernel::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            } => (gamma * g + coef0).powi(degree as i32),
+            _ => unreachable!(),
+        }
+    }
+
+    pub(crate) fn all_kernels() -> Vec<Kernel> {
+        let e = Bandwidth::Value(2.5);
+        vec![
+            Kernel::Gaussian { epsilon: e },
+            Kernel::Laplacian { epsilon: e },
+            Kernel::InverseMultiquadric {
+                epsilon: e,
+                beta: -0.5,
+            },
+            Kernel::Multiquadric {
+                epsilon: e,
+                beta: 1.5,
+            },
+            Kernel::Wendland { epsilon: e },
+            Kernel::Linear,
+            Kernel::Polynomial {
+                gamma: 0.5,
+                coef0: 1.0,
+                degree: 3,
+            },
+        ]
+    }
+
+    #[test]
+    fn block_matches_pointwise_definition() {
+        let a = Mat::from_fn(9, 3, |i, j| ((i * 7 + j * 3) as f64 * 0.37).sin());
+        let b = Mat::from_fn(6, 3, |i, j| ((i * 5 + j) as f64 * 0.71).cos());
+        for k in all_kernels() {
+            let m = k.block(
+                a.as_ref(),
+                &row_sq_norms(a.as_ref()),
+                b.as_ref(),
+                &row_sq_norms(b.as_ref()),
+                Par::Seq,
+            );
+            for i in 0..9 {
+                for j in 0..6 {
+                    let xi: Vec<f64> = (0..3).map(|c| a[(i, c)]).collect();
+                    let yj: Vec<f64> = (0..3).map(|c| b[(j, c)]).collect();
+                    let want = direct(&k, &xi, &yj);
+                    assert!(
+                        (m[(i, j)] - want).abs() < 1e-12 * (1.0 + want.abs()),
+                        "{}",
+                        k.name()
+                    );
+                }
+            }
+            let g = k.gram(a.as_ref(), Par::rayon(0));
+            for i in 0..9 {
+                let xi: Vec<f64> = (0..3).map(|c| a[(i, c)]).collect();
+                assert!((g[(i, i)] - k.diag_value(xi.iter().map(|v| v * v).sum())).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn parameter_domains() {
+        assert!(Kernel::gaussian(0.0).validate().is_err());
+        assert!(Kernel::gaussian(-1.0).validate().is_err());
+        assert!(Kernel::gaussian(f64::NAN).validate().is_err());
+        assert!(Kernel::InverseMultiquadric {
+            epsilon: Bandwidth::Auto,
+            beta: 0.5
+        }
+        .validate()
+        .is_err());
+        assert!(Kernel::Multiquadric {
+            epsilon: Bandwidth::Auto,
+            beta: 2.0
+        }
+        .validate()
+        .is_err());
+        assert!(Kernel::Polynomial {
+            gamma: 1.0,
+            coef0: 0.0,
+            degree: 0
+        }
+        .validate()
+        .is_err());
+        assert!(Kernel::gaussian(1.0).validate().is_ok());
+    }
+
+    #[test]
+    fn auto_bandwidth_uses_units_of_the_argument() {
+        let x = Mat::from_fn(4, 1, |i, _| i as f64);
+        let g = Kernel::Gaussian {
+            epsilon: Bandwidth::Auto,
+        }
+        .resolve(x.as_ref())
+        .unwrap();
+        assert_eq!(g.epsilon(), Some(2.5));
+        let l = Kernel::Laplacian {
+            epsilon: Bandwidth::Auto,
+        }
+        .resolve(x.as_ref())
+        .unwrap();
+        assert!((l.epsilon().unwrap() - 2.5f64.sqrt()).abs() < 1e-15);
+        let same = Mat::<f64>::zeros(3, 2);
+        assert!(Kernel::default().resolve(same.as_ref()).is_err());
+    }
+}

@@ -1,0 +1,46 @@
+//! # oose — kernel dimensionality reduction with out-of-sample extension
+//!
+//! Fit an embedding once, then place new points into it without refitting, and get
+//! for every new point a number that says how well the training set represents it
+//! (the residual kernel k₀(z, z), i.e. the squared power function).
+//!
+//! The pipeline is visible in the modules: input → [`kernel`] → spectral fit
+//! ([`linalg`], [`methods`]) → fitted [`model`] → [`extend`] → [`diagnostics`].
+//! The mathematics is specified in `SPEC.md` (sections cited in each module).
+//!
+//! ```
+//! use oose::prelude::*;
+//!
+//! let data = oose::datasets::swiss_roll(400, 0.05, false, 0).points;
+//! let (train, new) = (data.as_ref().subrows(0, 360), data.as_ref().subrows(360, 40));
+//! let model = KernelPca { n_components: 2, ..Default::default() }.fit(train).unwrap();
+//! let ext = model.extend(new).unwrap();
+//! assert_eq!(ext.coordinates.nrows(), 40);
+//! assert!(ext.residual.iter().zip(&ext.reconstruction_error).all(|(r, e)| r <= &(e + 1e-9)));
+//! ```
+
+pub mod datasets;
+pub mod diagnostics;
+pub mod error;
+pub mod extend;
+pub mod kernel;
+pub mod linalg;
+pub mod methods;
+pub mod model;
+pub mod rng;
+mod validate;
+
+pub use error::{Error, ModelError, Result};
+pub use faer;
+
+/// The names most programs need.
+pub mod prelude {
+    pub use crate::error::{Error, Result};
+    pub use crate::extend::Extension;
+    pub use crate::kernel::{Bandwidth, Kernel};
+    pub use crate::linalg::eigen::Solver;
+    pub use crate::methods::kernel_pca::{FittedKernelPca, KernelPca};
+    pub use crate::methods::pca::{FittedPca, Pca};
+    pub use crate::methods::OutOfSample;
+    pub use crate::model::Model;
+}

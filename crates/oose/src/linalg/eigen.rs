@@ -1,0 +1,302 @@
+//! The eigensolver behind one function: the `k` algebraically largest eigenpairs of a
+//! symmetric matrix, by a dense decomposition or faer's restarted Lanczos, with the sign
+//! rule of SPEC §3 applied to every eigenvector.
+
+use crate::error::{Error, Result};
+use crate::rng::Rng;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::matrix_free::eigen::{
+    partial_self_adjoint_eigen, partial_self_adjoint_eigen_scratch, PartialEigenParams,
+};
+use faer::{Col, Mat, MatRef, Par, Side};
+use serde::{Deserialize, Serialize};
+
+/// Which eigensolver to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Solver {
+    /// Dense for small matrices or many components, Lanczos otherwise.
+    #[default]
+    Auto,
+    /// Full dense self-adjoint eigendecomposition (faer `self_adjoint_eigen`).
+    Dense,
+    /// Restarted Lanczos (faer's partial self-adjoint eigensolver).
+    Lanczos,
+}
+
+impl Solver {
+    /// The solver's name as used on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Solver::Auto => "auto",
+            Solver::Dense => "dense",
+            Solver::Lanczos => "lanczos",
+        }
+    }
+}
+
+/// Matrices at most this large always use the dense solver under `Auto`.
+pub const AUTO_DENSE_MAX: usize = 1000;
+
+/// `k` eigenpairs, eigenvalues in non-increasing order.
+#[derive(Clone, Debug)]
+pub struct Eigen {
+    /// Eigenvalues, largest first.
+    pub values: Vec<f64>,
+    /// Eigenvectors as columns (n×k), unit norm, sign rule applied.
+    pub vectors: Mat<f64>,
+    /// The solver actually used (never `Auto`).
+    pub solver: Solver,
+    /// Why the solver differs from the one requested, if it does.
+    pub note: Option<String>,
+}
+
+/// Lanczos subspace sizes for `k` wanted eigenpairs.
+fn lanczos_dims(k: usize) -> (usize, usize) {
+    let min_dim = k.max(32) + 8;
+    (min_dim, (2 * min_dim).max(k + 32))
+}
+
+/// The `k` algebraically largest eigenpairs of the symmetric matrix `a` (only its lower
+/// triangle is read by the dense solver; Lanczos uses the whole matrix).
+///
+/// Lanczos finds the eigenvalues of largest magnitude; when one of those is negative
+/// (an indefinite matrix) they need not be the largest algebraically, so the dense
+/// solver is used instead and [`Eigen::note`] says so.
+///
+/// ```
+/// use faer::Mat;
+/// let a = Mat::from_fn(3, 3, |i, j| if i == j { [1.0, 3.0, 2.0][i] } else { 0.0 });
+/// let e = oose::linalg::eigen::top_eigen(a.as_ref(), 2, oose::linalg::eigen::Solver::Auto).unwrap();
+/// assert_eq!(e.values, vec![3.0, 2.0]);
+/// assert_eq!(e.vectors[(1, 0)], 1.0);
+/// ```
+pub fn top_eigen(a: MatRef<'_, f64>, k: usize, solver: Solver) -> Result<Eigen> {
+    let n = a.nrows();
+    if a.ncols() != n {
+        return Err(Error::Shape {
+            what: "eigensolver input",
+            expected: "a square matrix".into(),
+            got: format!("{}×{}", n, a.ncols()),
+        });
+    }
+    if k == 0 || k > n {
+        return Err(Error::param(
+            "n_components",
+            format!("must be between 1 and {n} (the matrix size), got {k}"),
+        ));
+    }
+    let (_, max_dim) = lanczos_dims(k);
+    let lanczos_possible = max_dim < n;
+    let mut note = None;
+    let use_lanczos = match solver {
+        Solver::Dense => false,
+        Solver::Auto => lanczos_possible && n > AUTO_DENSE_MAX && 4 * max_dim <= n,
+        Solver::Lanczos => {
+            if !lanczos_possible {
+                note = Some(format!(
+                    "Lanczos needs a subspace of {max_dim} < n = {n}; used the dense solver"
+                ));
+            }
+            lanczos_possible
+        }
+    };
+    let mut out = if use_lanczos {
+        match lanczos(a, k)? {
+            Ok(e) => e,
+            Err(why) => {
+                note = Some(format!("{why}; used the dense solver"));
+                dense(a, k)?
+            }
+        }
+    } else {
+        dense(a, k)?
+    };
+    apply_sign_rule(out.vectors.as_mut());
+    out.note = note;
+    Ok(out)
+}
+
+fn dense(a: MatRef<'_, f64>, k: usize) -> Result<Eigen> {
+    let n = a.nrows();
+    let evd = a
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| Error::Eigensolver(format!("dense eigendecomposition failed: {e:?}")))?;
+    let s = evd.S().column_vector();
+    let u = evd.U();
+    let values: Vec<f64> = (0..k).map(|j| s[n - 1 - j]).collect();
+    let vectors = Mat::from_fn(n, k, |i, j| u[(i, n - 1 - j)]);
+    Ok(Eigen {
+        values,
+        vectors,
+        solver: Solver::Dense,
+        note: None,
+    })
+}
+
+/// Returns `Ok(Err(reason))` when Lanczos cannot be trusted for this matrix.
+fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Result<Eigen, String>> {
+    let n = a.nrows();
+    let (min_dim, max_dim) = lanczos_dims(k);
+    let params = PartialEigenParams {
+        min_dim,
+        max_dim,
+        max_restarts: 300,
+        ..Default::default()
+    };
+    let par = Par::rayon(0);
+    let mut rng = Rng::new(0x1A2C_205E);
+    let v0 = Col::<f64>::from_fn(n, |_| rng.normal());
+    // faer's tolerance is absolute on the Ritz residual ||A v − θ v||; scale it by
+    // ||A||_F, which bounds every eigenvalue, with the round-off floor of a matvec.
+    let fro = a.norm_l2();
+    let tol = fro * (8.0 * (n as f64).sqrt() * f64::EPSILON).max(1e-13);
+    // Ask for a few more than k: the extra ones tell whether a negative eigenvalue
+    // of larger magnitude hides a positive one.
+    let kk = k;
+    let mut vecs = Mat::<f64>::zeros(n, kk);
+    let mut vals = vec![0.0; kk];
+    let mut mem = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(
+        &a, kk, par, params,
+    ));
+    let info = partial_self_adjoint_eigen(
+        vecs.as_mut(),
+        &mut vals,
+        &a,
+        v0.as_ref(),
+        tol,
+        par,
+        MemStack::new(&mut mem),
+        params,
+    );
+    if info.n_converged_eigen < k {
+        return Ok(Err(format!(
+            "Lanczos converged for {} of {k} eigenpairs",
+            info.n_converged_eigen
+        )));
+    }
+    // The k of largest magnitude; if all are positive they are the k largest.
+    if vals[..k].iter().any(|&v| v < 0.0) {
+        return Ok(Err(
+            "the matrix has negative eigenvalues among those of largest magnitude".into(),
+        ));
+    }
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by(|&i, &j| vals[j].total_cmp(&vals[i]));
+    let values = order.iter().map(|&i| vals[i]).collect();
+    let vectors = Mat::from_fn(n, k, |i, j| vecs[(i, order[j])]);
+    Ok(Ok(Eigen {
+        values,
+        vectors,
+        solver: Solver::Lanczos,
+        note: None,
+    }))
+}
+
+/// Flips each column so that its entry of largest absolute value is positive (SPEC §3).
+/// Ties in magnitude go to the first such entry.
+pub fn apply_sign_rule(mut v: faer::MatMut<'_, f64>) -> Vec<bool> {
+    let mut flipped = Vec::with_capacity(v.ncols());
+    for j in 0..v.ncols() {
+        let mut best = 0.0f64;
+        let mut sign = 1.0;
+        for i in 0..v.nrows() {
+            let x = v[(i, j)];
+            if x.abs() > best {
+                best = x.abs();
+                sign = x.signum();
+            }
+        }
+        let flip = sign < 0.0;
+        if flip {
+            for i in 0..v.nrows() {
+                v[(i, j)] = -v[(i, j)];
+            }
+        }
+        flipped.push(flip);
+    }
+    flipped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn random_psd(n: usize, rank: usize, seed: u64) -> Mat<f64> {
+        let mut r = Rng::new(seed);
+        let g = Mat::from_fn(n, rank, |_, j| r.normal() / (1.0 + j as f64));
+        &g * g.transpose()
+    }
+
+    #[test]
+    fn dense_matches_definition() {
+        let a = random_psd(40, 40, 1);
+        let e = top_eigen(a.as_ref(), 5, Solver::Dense).unwrap();
+        for j in 0..5 {
+            let v = e.vectors.col(j);
+            let av = &a * v;
+            let res = (&av - v * faer::Scale(e.values[j])).norm_l2();
+            assert!(res < 1e-10 * e.values[0], "{res}");
+            if j > 0 {
+                assert!(e.values[j] <= e.values[j - 1]);
+            }
+        }
+    }
+
+    #[test]
+    fn sign_rule_makes_largest_entry_positive() {
+        let a = random_psd(30, 30, 2);
+        let e = top_eigen(a.as_ref(), 4, Solver::Dense).unwrap();
+        for j in 0..4 {
+            let (mut best, mut val) = (0.0f64, 0.0);
+            for i in 0..30 {
+                if e.vectors[(i, j)].abs() > best {
+                    best = e.vectors[(i, j)].abs();
+                    val = e.vectors[(i, j)];
+                }
+            }
+            assert!(val > 0.0);
+        }
+    }
+
+    #[test]
+    fn lanczos_agrees_with_dense() {
+        let a = random_psd(400, 60, 3);
+        let d = top_eigen(a.as_ref(), 6, Solver::Dense).unwrap();
+        let l = top_eigen(a.as_ref(), 6, Solver::Lanczos).unwrap();
+        assert_eq!(l.solver, Solver::Lanczos, "{:?}", l.note);
+        for j in 0..6 {
+            assert!((d.values[j] - l.values[j]).abs() <= 1e-10 * d.values[j]);
+            let dot: f64 = (0..400)
+                .map(|i| d.vectors[(i, j)] * l.vectors[(i, j)])
+                .sum();
+            assert!((dot - 1.0).abs() < 1e-8, "column {j}: {dot}");
+        }
+    }
+
+    #[test]
+    fn indefinite_matrix_falls_back_to_dense() {
+        let n = 300;
+        let a = Mat::from_fn(n, n, |i, j| {
+            if i == j {
+                if i == 0 {
+                    -100.0
+                } else {
+                    1.0 + i as f64 / n as f64
+                }
+            } else {
+                0.0
+            }
+        });
+        let e = top_eigen(a.as_ref(), 2, Solver::Lanczos).unwrap();
+        assert_eq!(e.solver, Solver::Dense);
+        assert!(e.note.is_some());
+        assert!((e.values[0] - (1.0 + 299.0 / 300.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_k_is_an_error() {
+        let a = random_psd(5, 5, 4);
+        assert!(top_eigen(a.as_ref(), 0, Solver::Dense).is_err());
+        assert!(top_eigen(a.as_ref(), 6, Solver::Dense).is_err());
+    }
+}

@@ -1,0 +1,44 @@
+//! Orthogonal Procrustes: the orthogonal Q minimising ||A Q − B||_F (SPEC §9).
+
+use crate::error::{Error, Result};
+use faer::{Mat, MatRef};
+
+/// The orthogonal d×d matrix Q minimising ||A Q − B||_F for n×d matrices A and B:
+/// with AᵀB = U Σ Vᵀ, Q = U Vᵀ.
+pub fn orthogonal_procrustes(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    if a.nrows() != b.nrows() || a.ncols() != b.ncols() {
+        return Err(Error::Shape {
+            what: "Procrustes inputs",
+            expected: format!("{}×{}", a.nrows(), a.ncols()),
+            got: format!("{}×{}", b.nrows(), b.ncols()),
+        });
+    }
+    let m = a.transpose() * b;
+    let svd = m
+        .svd()
+        .map_err(|e| Error::Eigensolver(format!("SVD in Procrustes failed: {e:?}")))?;
+    Ok(svd.U() * svd.V().transpose())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    #[test]
+    fn recovers_a_rotation() {
+        let mut r = Rng::new(1);
+        let a = Mat::from_fn(30, 3, |_, _| r.normal());
+        let (c, s) = (0.3f64.cos(), 0.3f64.sin());
+        let q = Mat::from_fn(3, 3, |i, j| match (i, j) {
+            (0, 0) | (1, 1) => c,
+            (0, 1) => -s,
+            (1, 0) => s,
+            (2, 2) => -1.0,
+            _ => 0.0,
+        });
+        let b = &a * &q;
+        let got = orthogonal_procrustes(a.as_ref(), b.as_ref()).unwrap();
+        assert!((&got - &q).norm_l2() < 1e-12);
+    }
+}

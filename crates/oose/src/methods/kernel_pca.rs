@@ -1,0 +1,364 @@
+//! Kernel PCA with Nyström extension (SPEC §3), centred or uncentred (Mercer), with the
+//! per-point residual kernel and reconstruction error (SPEC §4).
+//!
+//! Fit: K̃ = H K H (or K), K̃ = U Λ Uᵀ, Y = U_d Λ_d^{1/2}. Extend: k̃_z centred with the
+//! training means, y(z) = Λ_d^{−1/2} U_dᵀ k̃_z. Extending a training point returns its
+//! training row to round-off (seed 000 Cor. 13).
+
+use crate::diagnostics::residual::ResidualFactor;
+use crate::error::{Error, Result};
+use crate::extend::{by_chunks, Extension};
+use crate::kernel::distance::row_sq_norms;
+use crate::kernel::Kernel;
+use crate::linalg::center::KernelMeans;
+use crate::linalg::eigen::{top_eigen, Solver};
+use crate::methods::OutOfSample;
+use crate::model::stored::StoredMat;
+use crate::validate;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
+use serde::{Deserialize, Serialize};
+
+/// Kernel PCA parameters.
+///
+/// ```
+/// use oose::methods::kernel_pca::KernelPca;
+/// use oose::methods::OutOfSample;
+/// use oose::kernel::Kernel;
+/// let x = oose::datasets::swiss_roll(300, 0.0, false, 0).points;
+/// let model = KernelPca { n_components: 3, kernel: Kernel::gaussian(50.0), ..Default::default() }
+///     .fit(x.as_ref())
+///     .unwrap();
+/// let ext = model.extend(x.as_ref().subrows(0, 5)).unwrap();
+/// for i in 0..5 {
+///     for j in 0..3 {
+///         assert!((ext.coordinates[(i, j)] - model.embedding()[(i, j)]).abs() < 1e-9);
+///     }
+///     assert!(ext.residual[i] < 1e-10);
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelPca {
+    /// Embedding dimension d (default 2).
+    pub n_components: usize,
+    /// The kernel (default gaussian with ε = `auto`).
+    pub kernel: Kernel,
+    /// Double-centre K with the training means (default true); false is the Mercer form.
+    pub centering: bool,
+    /// Eigensolver (default `Auto`).
+    pub solver: Solver,
+    /// Relative tolerance: eigenvalues and pivots below `rank_tolerance · max` count as 0
+    /// (default 1e-12).
+    pub rank_tolerance: f64,
+}
+
+impl Default for KernelPca {
+    fn default() -> Self {
+        KernelPca {
+            n_components: 2,
+            kernel: Kernel::default(),
+            centering: true,
+            solver: Solver::Auto,
+            rank_tolerance: 1e-12,
+        }
+    }
+}
+
+/// A fitted kernel PCA model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedKernelPca {
+    params: KernelPca,
+    /// Training points (N×D), or empty for a precomputed kernel.
+    x: StoredMat,
+    x_sq: Vec<f64>,
+    n_train: usize,
+    means: KernelMeans,
+    eigenvalues: Vec<f64>,
+    /// U_d Λ_d^{−1/2} (N×d): maps a (centred) kernel row to coordinates.
+    projector: StoredMat,
+    /// 1ᵀ projector and (mean rows)ᵀ projector, for centring without forming k̃_z.
+    proj_col_sums: Vec<f64>,
+    proj_row_means: Vec<f64>,
+    embedding: StoredMat,
+    residual: ResidualFactor,
+    solver_used: Solver,
+    solver_note: Option<String>,
+}
+
+impl KernelPca {
+    /// Fits on the rows of `x` (N×D), or on the N×N kernel matrix `x` when the kernel
+    /// is `Precomputed`.
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedKernelPca> {
+        let precomputed = self.kernel == Kernel::Precomputed;
+        let what = if precomputed {
+            "precomputed kernel matrix"
+        } else {
+            "training data"
+        };
+        validate::finite_nonempty(what, x)?;
+        if !(self.rank_tolerance >= 0.0 && self.rank_tolerance < 1.0) {
+            return Err(Error::param(
+                "rank_tolerance",
+                format!("must be in [0, 1), got {}", self.rank_tolerance),
+            ));
+        }
+        let n = x.nrows();
+        if self.n_components == 0 || self.n_components > n {
+            return Err(Error::param(
+                "n_components",
+                format!(
+                    "must be between 1 and the number of training points ({n}), got {}",
+                    self.n_components
+                ),
+            ));
+        }
+        let par = Par::rayon(0);
+        let (kernel, mut k) = if precomputed {
+            check_precomputed(x)?;
+            let mut k = x.to_owned();
+            crate::kernel::distance::symmetrize(&mut k);
+            (Kernel::Precomputed, k)
+        } else {
+            let kernel = self.kernel.resolve(x)?;
+            (kernel, kernel.gram(x, par))
+        };
+        let means = KernelMeans::of(&k);
+        let residual = ResidualFactor::new(k.as_ref(), self.rank_tolerance);
+        if self.centering {
+            means.center(&mut k);
+        }
+        let d = self.n_components;
+        let eig = top_eigen(k.as_ref(), d, self.solver)?;
+        drop(k);
+        let tol = self.rank_tolerance * eig.values[0].max(0.0);
+        if eig.values[d - 1] <= tol || eig.values[d - 1] <= 0.0 {
+            return Err(Error::NotEnoughPositiveEigenvalues {
+                requested: d,
+                available: eig.values.iter().filter(|&&v| v > tol && v > 0.0).count(),
+                value: eig.values[d - 1],
+                tolerance: tol,
+            });
+        }
+        let sqrt_l: Vec<f64> = eig.values.iter().map(|v| v.sqrt()).collect();
+        let u = eig.vectors;
+        let embedding = Mat::from_fn(n, d, |i, j| u[(i, j)] * sqrt_l[j]);
+        let projector = Mat::from_fn(n, d, |i, j| u[(i, j)] / sqrt_l[j]);
+        let proj_col_sums = (0..d)
+            .map(|j| projector.col_as_slice(j).iter().sum())
+            .collect();
+        let proj_row_means = (0..d)
+            .map(|j| {
+                projector
+                    .col_as_slice(j)
+                    .iter()
+                    .zip(&means.row)
+                    .map(|(p, m)| p * m)
+                    .sum()
+            })
+            .collect();
+        let (xs, x_sq) = if precomputed {
+            (StoredMat::default(), Vec::new())
+        } else {
+            (StoredMat::from_mat(x), row_sq_norms(x))
+        };
+        Ok(FittedKernelPca {
+            params: KernelPca {
+                kernel,
+                ..self.clone()
+            },
+            x: xs,
+            x_sq,
+            n_train: n,
+            means,
+            eigenvalues: eig.values,
+            projector: StoredMat::from_mat(projector.as_ref()),
+            proj_col_sums,
+            proj_row_means,
+            embedding: StoredMat::from_mat(embedding.as_ref()),
+            residual,
+            solver_used: eig.solver,
+            solver_note: eig.note,
+        })
+    }
+}
+
+fn check_precomputed(k: MatRef<'_, f64>) -> Result<()> {
+    let n = k.nrows();
+    if k.ncols() != n {
+        return Err(Error::Shape {
+            what: "precomputed kernel matrix",
+            expected: format!("a square matrix ({n}×{n})"),
+            got: format!("{n}×{}", k.ncols()),
+        });
+    }
+    for j in 0..n {
+        for i in (j + 1)..n {
+            let (a, b) = (k[(i, j)], k[(j, i)]);
+            if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
+                return Err(Error::Shape {
+                    what: "precomputed kernel matrix",
+                    expected: "a symmetric matrix".into(),
+                    got: format!("K[{i},{j}] = {a} but K[{j},{i}] = {b}"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+impl FittedKernelPca {
+    /// The parameters, with the kernel's ε as actually used.
+    pub fn params(&self) -> &KernelPca {
+        &self.params
+    }
+
+    /// The d eigenvalues of the (centred) kernel matrix, largest first.
+    pub fn eigenvalues(&self) -> &[f64] {
+        &self.eigenvalues
+    }
+
+    /// The eigensolver actually used, and why it differs from the requested one.
+    pub fn solver_used(&self) -> (Solver, Option<&str>) {
+        (self.solver_used, self.solver_note.as_deref())
+    }
+
+    /// Numerical rank r of K kept for the residual kernel.
+    pub fn residual_rank(&self) -> usize {
+        self.residual.rank()
+    }
+
+    /// Number of training points N.
+    pub fn n_train(&self) -> usize {
+        self.n_train
+    }
+
+    /// Extends from kernel rows: `kz` (m×N) holds k(z, x_i), `kzz` the values k(z, z)
+    /// when known (without them the residual is NaN and the reconstruction error uses
+    /// NaN as well).
+    pub fn extend_kernel_rows(
+        &self,
+        kz: MatRef<'_, f64>,
+        kzz: Option<&[f64]>,
+    ) -> Result<Extension> {
+        validate::columns("kernel rows of new points", kz, self.n_train)?;
+        validate::finite("kernel rows of new points", kz)?;
+        if let Some(v) = kzz {
+            if v.len() != kz.nrows() {
+                return Err(Error::Shape {
+                    what: "k(z, z) values",
+                    expected: format!("{} values", kz.nrows()),
+                    got: format!("{}", v.len()),
+                });
+            }
+        }
+        let d = self.eigenvalues.len();
+        by_chunks(kz, self.n_train, d, |start, chunk| {
+            let kzz = kzz.map(|v| &v[start..start + chunk.nrows()]);
+            Ok(self.extend_block(chunk, kzz))
+        })
+    }
+
+    /// Core of the extension for one block of kernel rows.
+    fn extend_block(&self, kz: MatRef<'_, f64>, kzz: Option<&[f64]>) -> Extension {
+        let m = kz.nrows();
+        let d = self.eigenvalues.len();
+        let n = self.n_train as f64;
+        let mut y = Mat::<f64>::zeros(m, d);
+        matmul(
+            y.as_mut(),
+            Accum::Replace,
+            kz,
+            self.projector.view(),
+            1.0,
+            Par::Seq,
+        );
+        let mz: Vec<f64> = (0..m)
+            .map(|i| (0..self.n_train).map(|j| kz[(i, j)]).sum::<f64>() / n)
+            .collect();
+        if self.params.centering {
+            let g = self.means.grand;
+            for j in 0..d {
+                let (cs, rm) = (self.proj_col_sums[j], self.proj_row_means[j]);
+                let col = y.col_as_slice_mut(j);
+                for (i, v) in col.iter_mut().enumerate() {
+                    *v += (g - mz[i]) * cs - rm;
+                }
+            }
+        }
+        let (residual, reconstruction_error) = match kzz {
+            None => (vec![f64::NAN; m], vec![f64::NAN; m]),
+            Some(kzz) => {
+                let res = self.residual.residuals(kz, kzz);
+                let rec = (0..m)
+                    .map(|i| {
+                        let kt = if self.params.centering {
+                            kzz[i] - 2.0 * mz[i] + self.means.grand
+                        } else {
+                            kzz[i]
+                        };
+                        let norm2: f64 = (0..d).map(|j| y[(i, j)] * y[(i, j)]).sum();
+                        (kt - norm2).max(0.0)
+                    })
+                    .collect();
+                (res, rec)
+            }
+        };
+        Extension {
+            coordinates: y,
+            residual,
+            reconstruction_error,
+        }
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        let n = self.n_train;
+        let d = self.eigenvalues.len();
+        let points_ok = if self.params.kernel == Kernel::Precomputed {
+            self.x.nrows() == 0
+        } else {
+            self.x.nrows() == n && self.x_sq.len() == n && self.x.is_consistent()
+        };
+        points_ok
+            && d >= 1
+            && self.projector.is_consistent()
+            && self.embedding.is_consistent()
+            && (self.projector.nrows(), self.projector.ncols()) == (n, d)
+            && (self.embedding.nrows(), self.embedding.ncols()) == (n, d)
+            && self.proj_col_sums.len() == d
+            && self.proj_row_means.len() == d
+            && self.means.row.len() == n
+            && self.residual.is_consistent(n)
+    }
+}
+
+impl OutOfSample for FittedKernelPca {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.embedding.view()
+    }
+
+    /// For a precomputed kernel, `new` holds the kernel rows k(z, x_i) (M×N) and the
+    /// residual is NaN; use [`FittedKernelPca::extend_kernel_rows`] to pass k(z, z).
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        if self.params.kernel == Kernel::Precomputed {
+            return self.extend_kernel_rows(new, None);
+        }
+        validate::columns("new points", new, self.x.ncols())?;
+        validate::finite("new points", new)?;
+        let d = self.eigenvalues.len();
+        let kernel = self.params.kernel;
+        by_chunks(new, self.n_train, d, |_, z| {
+            let z_sq = row_sq_norms(z);
+            let kz = kernel.block(z, &z_sq, self.x.view(), &self.x_sq, Par::Seq);
+            let kzz: Vec<f64> = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
+            Ok(self.extend_block(kz.as_ref(), Some(&kzz)))
+        })
+    }
+
+    fn input_width(&self) -> usize {
+        if self.params.kernel == Kernel::Precomputed {
+            self.n_train
+        } else {
+            self.x.ncols()
+        }
+    }
+}

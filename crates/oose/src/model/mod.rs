@@ -1,0 +1,222 @@
+//! The fitted-model enum and its versioned file format.
+//!
+//! Layout (little endian): 8 magic bytes `b"OOSE\0MDL"`, format version (u32), payload
+//! length (u64), CRC-32 of the payload (u32), then the postcard-encoded [`Model`].
+//! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`].
+
+pub mod stored;
+
+use crate::error::{ModelError, Result};
+use crate::extend::Extension;
+use crate::methods::kernel_pca::FittedKernelPca;
+use crate::methods::pca::FittedPca;
+use crate::methods::OutOfSample;
+use faer::MatRef;
+use serde::{Deserialize, Serialize};
+
+/// Magic bytes at the start of every model file.
+pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
+/// Newest format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER_LEN: usize = 8 + 4 + 8 + 4;
+
+/// Any fitted model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Model {
+    /// Linear PCA.
+    Pca(FittedPca),
+    /// Kernel PCA.
+    KernelPca(FittedKernelPca),
+}
+
+impl From<FittedPca> for Model {
+    fn from(m: FittedPca) -> Self {
+        Model::Pca(m)
+    }
+}
+
+impl From<FittedKernelPca> for Model {
+    fn from(m: FittedKernelPca) -> Self {
+        Model::KernelPca(m)
+    }
+}
+
+impl Model {
+    /// The method's name as used on the command line.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Model::Pca(_) => "pca",
+            Model::KernelPca(_) => "kpca",
+        }
+    }
+
+    fn inner(&self) -> &dyn OutOfSample {
+        match self {
+            Model::Pca(m) => m,
+            Model::KernelPca(m) => m,
+        }
+    }
+
+    /// Encodes the model with header and checksum.
+    ///
+    /// ```
+    /// use oose::methods::pca::Pca;
+    /// use oose::model::Model;
+    /// let x = oose::datasets::s_curve(50, 0.0, 1).points;
+    /// let m: Model = Pca::default().fit(x.as_ref()).unwrap().into();
+    /// let bytes = m.to_bytes();
+    /// assert_eq!(Model::from_bytes(&bytes).unwrap(), m);
+    /// assert!(Model::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let payload =
+            postcard::to_allocvec(self).expect("serialising a model to memory cannot fail");
+        let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    /// Decodes bytes written by [`Model::to_bytes`], checking magic, version, length,
+    /// checksum and the internal consistency of the payload.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
+        let found = bytes.len() as u64;
+        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+            if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) && !bytes.is_empty() {
+                return Err(ModelError::Truncated {
+                    expected: HEADER_LEN as u64,
+                    found,
+                }
+                .into());
+            }
+            return Err(ModelError::NotAModel.into());
+        }
+        if bytes.len() < HEADER_LEN {
+            return Err(ModelError::Truncated {
+                expected: HEADER_LEN as u64,
+                found,
+            }
+            .into());
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+        if version > FORMAT_VERSION {
+            return Err(ModelError::NewerVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            }
+            .into());
+        }
+        if version == 0 {
+            return Err(ModelError::Corrupted("format version 0 does not exist".into()).into());
+        }
+        let len = u64::from_le_bytes(bytes[12..20].try_into().unwrap());
+        let stored = u32::from_le_bytes(bytes[20..24].try_into().unwrap());
+        let expected = (HEADER_LEN as u64).saturating_add(len);
+        if found < expected {
+            return Err(ModelError::Truncated { expected, found }.into());
+        }
+        if found > expected {
+            return Err(ModelError::Corrupted(format!(
+                "{} bytes after the end of the payload",
+                found - expected
+            ))
+            .into());
+        }
+        let payload = &bytes[HEADER_LEN..];
+        let computed = crc32fast::hash(payload);
+        if computed != stored {
+            return Err(ModelError::Checksum { stored, computed }.into());
+        }
+        let model: Model = postcard::from_bytes(payload)
+            .map_err(|e| ModelError::Corrupted(format!("payload does not decode: {e}")))?;
+        let ok = match &model {
+            Model::Pca(m) => m.is_consistent(),
+            Model::KernelPca(m) => m.is_consistent(),
+        };
+        if !ok {
+            return Err(
+                ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
+            );
+        }
+        Ok(model)
+    }
+
+    /// `(key, value)` lines describing the model: method, parameters actually used
+    /// (the ε chosen), sizes, eigenvalues, solver, format version.
+    pub fn info(&self) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = vec![
+            ("method".into(), self.method().into()),
+            ("format_version".into(), FORMAT_VERSION.to_string()),
+            ("n_components".into(), self.n_components().to_string()),
+            ("input_width".into(), self.input_width().to_string()),
+            ("n_train".into(), self.embedding().nrows().to_string()),
+        ];
+        let fmt = |xs: &[f64]| {
+            xs.iter()
+                .map(|x| format!("{x:?}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match self {
+            Model::Pca(m) => {
+                v.push(("eigenvalues".into(), fmt(m.eigenvalues())));
+                v.push(("residual_rank".into(), m.residual_rank().to_string()));
+                v.push((
+                    "rank_tolerance".into(),
+                    format!("{:?}", m.params().rank_tolerance),
+                ));
+            }
+            Model::KernelPca(m) => {
+                let p = m.params();
+                v.push(("kernel".into(), p.kernel.name().into()));
+                if let Some(e) = p.kernel.epsilon() {
+                    v.push(("epsilon".into(), format!("{e:?}")));
+                }
+                match p.kernel {
+                    crate::kernel::Kernel::InverseMultiquadric { beta, .. }
+                    | crate::kernel::Kernel::Multiquadric { beta, .. } => {
+                        v.push(("beta".into(), format!("{beta:?}")))
+                    }
+                    crate::kernel::Kernel::Polynomial {
+                        gamma,
+                        coef0,
+                        degree,
+                    } => {
+                        v.push(("gamma".into(), format!("{gamma:?}")));
+                        v.push(("coef0".into(), format!("{coef0:?}")));
+                        v.push(("degree".into(), degree.to_string()));
+                    }
+                    _ => {}
+                }
+                v.push(("centering".into(), p.centering.to_string()));
+                let (s, note) = m.solver_used();
+                v.push(("solver".into(), s.name().into()));
+                if let Some(n) = note {
+                    v.push(("solver_note".into(), n.into()));
+                }
+                v.push(("eigenvalues".into(), fmt(m.eigenvalues())));
+                v.push(("residual_rank".into(), m.residual_rank().to_string()));
+                v.push(("rank_tolerance".into(), format!("{:?}", p.rank_tolerance)));
+            }
+        }
+        v
+    }
+}
+
+impl OutOfSample for Model {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.inner().embedding()
+    }
+
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        self.inner().extend(new)
+    }
+
+    fn input_width(&self) -> usize {
+        self.inner().input_width()
+    }
+}

@@ -1,0 +1,54 @@
+//! A dense matrix as stored in model files (column-major data plus its shape).
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+/// Column-major matrix with its shape; what model payloads hold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct StoredMat {
+    nrows: usize,
+    ncols: usize,
+    data: Vec<f64>,
+}
+
+impl StoredMat {
+    /// Copies a faer matrix.
+    pub fn from_mat(m: MatRef<'_, f64>) -> Self {
+        let mut data = Vec::with_capacity(m.nrows() * m.ncols());
+        for j in 0..m.ncols() {
+            for i in 0..m.nrows() {
+                data.push(m[(i, j)]);
+            }
+        }
+        StoredMat {
+            nrows: m.nrows(),
+            ncols: m.ncols(),
+            data,
+        }
+    }
+
+    /// A view (no copy).
+    pub fn view(&self) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.data, self.nrows, self.ncols)
+    }
+
+    /// An owned copy.
+    pub fn to_mat(&self) -> Mat<f64> {
+        self.view().to_owned()
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// Whether the data length matches the shape (checked after decoding a file).
+    pub fn is_consistent(&self) -> bool {
+        self.nrows.checked_mul(self.ncols) == Some(self.data.len())
+    }
+}
