@@ -1,7 +1,8 @@
 //! Squared Euclidean distances and inner products by one matrix product (SPEC §1).
 //!
 //! ||a − b||² = ||a||² + ||b||² − 2aᵀb, computed with one GEMM and clamped at 0; the
-//! diagonal of a self-distance matrix is set to exactly 0.
+//! diagonal of a self-distance matrix is set to exactly 0. Near pairs, where the formula
+//! cancels, are recomputed from coordinate differences (see [`sq_distances`]).
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
@@ -41,10 +42,32 @@ pub fn sq_distances(
         let bj = b_sq[j];
         let col = g.col_as_slice_mut(j);
         for (i, v) in col.iter_mut().enumerate() {
-            *v = (*v + a_sq[i] + bj).max(0.0);
+            let scale = a_sq[i] + bj;
+            let d2 = *v + scale;
+            // The GEMM formula loses ~eps·scale absolutely; for near pairs that is a large
+            // relative error (and sqrt-based kernels turn 1e-14 into 1e-7), so those few
+            // entries are recomputed from differences.
+            *v = if d2 < REFINE * scale {
+                direct_sq_distance(a, i, b, j)
+            } else {
+                d2
+            };
         }
     }
     g
+}
+
+/// Entries with d² below `REFINE · (||a||² + ||b||²)` are recomputed directly: the GEMM
+/// formula's relative error there would exceed ~eps/REFINE ≈ 2e-13.
+const REFINE: f64 = 1e-3;
+
+fn direct_sq_distance(a: MatRef<'_, f64>, i: usize, b: MatRef<'_, f64>, j: usize) -> f64 {
+    (0..a.ncols())
+        .map(|k| {
+            let t = a[(i, k)] - b[(j, k)];
+            t * t
+        })
+        .sum()
 }
 
 /// Squared distances among the rows of `x`: symmetric, zero diagonal, clamped at 0.
@@ -99,6 +122,18 @@ mod tests {
                 assert_eq!(s[(i, j)], s[(j, i)]);
             }
         }
+    }
+
+    #[test]
+    fn near_pairs_far_from_origin_are_accurate() {
+        // 2⁻¹⁴ is exact in binary, so the true distance is exactly 3·2⁻²⁸.
+        let h = 2f64.powi(-14);
+        let a = Mat::from_fn(2, 3, |i, j| 1e3 + j as f64 + i as f64 * h);
+        let s = self_sq_distances(a.as_ref(), Par::Seq);
+        let want = 3.0 * h * h;
+        assert_eq!(s[(0, 1)], want);
+        let d = sq_distances(a.as_ref(), &row_sq_norms(a.as_ref()), a.as_ref(), &row_sq_norms(a.as_ref()), Par::Seq);
+        assert_eq!(d[(0, 0)], 0.0);
     }
 
     #[test]
