@@ -1,1 +1,399 @@
-fn main() {}
+//! `oose`: fit an embedding, extend it to new points, inspect models, run the demo.
+//! The contract (DESIGN.md): exit status 2 for bad usage, 1 for bad data or files,
+//! one line on stderr naming the culprit, never a panic or a backtrace.
+
+mod demo;
+mod io;
+mod plot;
+mod progress;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use io::{MatrixReader, MatrixWriter};
+use oose::kernel::{Bandwidth, Kernel};
+use oose::methods::OutOfSample;
+use oose::model::Model;
+use oose::prelude::*;
+use std::process::ExitCode;
+
+/// An error to report: its message and the exit status.
+#[derive(Debug)]
+pub struct CliError {
+    /// 2 = bad usage, 1 = bad data or files.
+    pub code: u8,
+    /// One line naming the culprit.
+    pub message: String,
+}
+
+impl CliError {
+    /// Bad data or files (exit status 1).
+    pub fn data(message: impl Into<String>) -> Self {
+        CliError { code: 1, message: message.into() }
+    }
+
+    /// Bad usage (exit status 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError { code: 2, message: message.into() }
+    }
+}
+
+impl From<oose::Error> for CliError {
+    fn from(e: oose::Error) -> Self {
+        let code = match e {
+            oose::Error::InvalidParameter { .. } | oose::Error::Unsupported(_) => 2,
+            _ => 1,
+        };
+        CliError { code, message: e.to_string() }
+    }
+}
+
+#[derive(Parser)]
+#[command(name = "oose", version, about = "Kernel dimensionality reduction with out-of-sample extension")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Fit a method on training data and save the model.
+    Fit(FitArgs),
+    /// Write the training embedding of a model.
+    Embedding {
+        /// Model file written by `oose fit`.
+        model: String,
+        /// Output file (.npy or CSV; `-` = stdout).
+        #[arg(long, default_value = "-")]
+        output: String,
+    },
+    /// Embed new points into a fitted model (streams: reads, extends and writes in chunks).
+    Extend(ExtendArgs),
+    /// Describe a model: method, parameters actually used, sizes, format version.
+    Info {
+        /// Model file written by `oose fit`.
+        model: String,
+    },
+    /// Built-in Swiss roll: fit on 90 %, extend the other 10 %, compare with retraining, plot.
+    Demo(demo::DemoArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum Method {
+    Pca,
+    Kpca,
+    Mds,
+    LandmarkMds,
+    Isomap,
+    Dmaps,
+    Eigenmaps,
+    SpectralClustering,
+    Interpolate,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+#[value(rename_all = "snake_case")]
+enum KernelName {
+    Gaussian,
+    Laplacian,
+    InverseMultiquadric,
+    Multiquadric,
+    Wendland,
+    Linear,
+    Polynomial,
+    Precomputed,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum SolverName {
+    Auto,
+    Dense,
+    Lanczos,
+}
+
+#[derive(Args)]
+struct FitArgs {
+    /// The method.
+    method: Method,
+    /// Training points (.npy or CSV; `-` = stdin). For `--kernel precomputed`, the N×N kernel matrix.
+    #[arg(long, default_value = "-")]
+    input: String,
+    /// The N×N similarity (kernel) matrix, for `kpca --kernel precomputed`.
+    #[arg(long)]
+    similarities: Option<String>,
+    /// Where to write the model.
+    #[arg(long)]
+    output: String,
+    /// Embedding dimension d.
+    #[arg(long, default_value_t = 2)]
+    components: usize,
+    /// Kernel (kpca).
+    #[arg(long, value_enum, default_value = "gaussian")]
+    kernel: KernelName,
+    /// Bandwidth ε: a number > 0 or `auto` (median rule).
+    #[arg(long, default_value = "auto", allow_hyphen_values = true)]
+    epsilon: String,
+    /// Exponent β of the (inverse) multiquadric kernel.
+    #[arg(long, allow_hyphen_values = true)]
+    beta: Option<f64>,
+    /// γ of the polynomial kernel.
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    gamma: f64,
+    /// c of the polynomial kernel.
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    coef0: f64,
+    /// Degree p of the polynomial kernel.
+    #[arg(long, default_value_t = 3)]
+    degree: u32,
+    /// Double-centre the kernel matrix (`false`: uncentred Mercer form).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    centering: bool,
+    /// Eigensolver.
+    #[arg(long, value_enum, default_value = "auto")]
+    solver: SolverName,
+    /// Relative tolerance below which eigenvalues and pivots count as zero.
+    #[arg(long, default_value_t = 1e-12)]
+    rank_tolerance: f64,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum Strategy {
+    Projection,
+    Restricted,
+}
+
+#[derive(Args)]
+struct ExtendArgs {
+    /// Model file written by `oose fit`.
+    model: String,
+    /// New points (.npy or CSV; `-` = stdin). For a precomputed kernel: rows k(z, x_i).
+    #[arg(long, default_value = "-")]
+    input: String,
+    /// For a precomputed kernel: the values k(z, z), one per row (enables the residual).
+    #[arg(long)]
+    kernel_diagonal: Option<String>,
+    /// Output file (.npy or CSV; `-` = stdout).
+    #[arg(long, default_value = "-")]
+    output: String,
+    /// Add the per-point columns `residual,reconstruction_error`.
+    #[arg(long)]
+    diagnostics: bool,
+    /// Extension strategy.
+    #[arg(long, value_enum, default_value = "projection")]
+    strategy: Strategy,
+    /// Rows per chunk while streaming.
+    #[arg(long, default_value_t = 16384, hide = true)]
+    chunk_rows: usize,
+}
+
+fn main() -> ExitCode {
+    // A bug must still end in one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("oose: internal error (please report): {msg}");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => e.exit(),
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        Err(e) => {
+            // One line, per the contract; `oose --help` has the rest.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+            eprintln!("oose: {first} (see `oose --help`)");
+            return ExitCode::from(2);
+        }
+    };
+    let result = std::panic::catch_unwind(|| run(cli)).unwrap_or_else(|_| Err(CliError::data("aborted")));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("oose: {}", e.message.replace('\n', " "));
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Fit(a) => fit(a),
+        Command::Embedding { model, output } => {
+            let m = load_model(&model)?;
+            io::write_matrix(&output, m.embedding())
+        }
+        Command::Extend(a) => extend(a),
+        Command::Info { model } => {
+            let m = load_model(&model)?;
+            for (k, v) in m.info() {
+                println!("{k}: {v}");
+            }
+            Ok(())
+        }
+        Command::Demo(a) => demo::run(a),
+    }
+}
+
+/// Reads and decodes a model file.
+pub fn load_model(path: &str) -> Result<Model, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| CliError::data(format!("{path}: cannot read model: {e}")))?;
+    Model::from_bytes(&bytes).map_err(|e| CliError::data(format!("{path}: {e}")))
+}
+
+fn parse_epsilon(s: &str) -> Result<Bandwidth, CliError> {
+    if s == "auto" {
+        return Ok(Bandwidth::Auto);
+    }
+    let v: f64 = s
+        .parse()
+        .map_err(|_| CliError::usage(format!("--epsilon: expected a number or `auto`, got {s:?}")))?;
+    if !(v > 0.0 && v.is_finite()) {
+        return Err(CliError::usage(format!("--epsilon: must be finite and > 0, got {s}")));
+    }
+    Ok(Bandwidth::Value(v))
+}
+
+fn kernel_from(a: &FitArgs) -> Result<Kernel, CliError> {
+    let epsilon = parse_epsilon(&a.epsilon)?;
+    let k = match a.kernel {
+        KernelName::Gaussian => Kernel::Gaussian { epsilon },
+        KernelName::Laplacian => Kernel::Laplacian { epsilon },
+        KernelName::InverseMultiquadric => Kernel::InverseMultiquadric { epsilon, beta: a.beta.unwrap_or(-0.5) },
+        KernelName::Multiquadric => Kernel::Multiquadric { epsilon, beta: a.beta.unwrap_or(0.5) },
+        KernelName::Wendland => Kernel::Wendland { epsilon },
+        KernelName::Linear => Kernel::Linear,
+        KernelName::Polynomial => Kernel::Polynomial { gamma: a.gamma, coef0: a.coef0, degree: a.degree },
+        KernelName::Precomputed => Kernel::Precomputed,
+    };
+    k.validate().map_err(|e| CliError::usage(e.to_string()))?;
+    Ok(k)
+}
+
+fn fit(a: FitArgs) -> Result<(), CliError> {
+    let model: Model = match a.method {
+        Method::Pca => {
+            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let spin = progress::Spinner::start("fitting pca");
+            let m = Pca { n_components: a.components, rank_tolerance: a.rank_tolerance }.fit(x.as_ref());
+            spin.finish();
+            m?.into()
+        }
+        Method::Kpca => {
+            let kernel = kernel_from(&a)?;
+            let source = match (&a.similarities, kernel) {
+                (Some(_), k) if k != Kernel::Precomputed => {
+                    return Err(CliError::usage("--similarities needs --kernel precomputed"))
+                }
+                (Some(s), _) => s.clone(),
+                (None, _) => a.input.clone(),
+            };
+            let x = MatrixReader::open(&source)?.read_all()?;
+            let solver = match a.solver {
+                SolverName::Auto => Solver::Auto,
+                SolverName::Dense => Solver::Dense,
+                SolverName::Lanczos => Solver::Lanczos,
+            };
+            let spin = progress::Spinner::start("fitting kernel PCA");
+            let m = KernelPca {
+                n_components: a.components,
+                kernel,
+                centering: a.centering,
+                solver,
+                rank_tolerance: a.rank_tolerance,
+            }
+            .fit(x.as_ref());
+            spin.finish();
+            m?.into()
+        }
+        other => {
+            return Err(CliError::usage(format!(
+                "method `{}` is not available in this version of oose (available: pca, kpca)",
+                other.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+            )))
+        }
+    };
+    std::fs::write(&a.output, model.to_bytes()).map_err(|e| CliError::data(format!("{}: cannot write model: {e}", a.output)))
+}
+
+fn extend(a: ExtendArgs) -> Result<(), CliError> {
+    if a.strategy == Strategy::Restricted {
+        return Err(CliError::usage(
+            "--strategy restricted applies to classical-MDS-type models, which this version of oose does not have; use projection",
+        ));
+    }
+    if a.chunk_rows == 0 {
+        return Err(CliError::usage("--chunk-rows must be at least 1"));
+    }
+    let model = load_model(&a.model)?;
+    let kpca = match &model {
+        Model::KernelPca(m) if m.params().kernel == Kernel::Precomputed => Some(m),
+        _ => None,
+    };
+    if a.kernel_diagonal.is_some() && kpca.is_none() {
+        return Err(CliError::usage("--kernel-diagonal applies only to models with a precomputed kernel"));
+    }
+    let mut input = MatrixReader::open(&a.input)?;
+    let mut diag = a.kernel_diagonal.as_deref().map(MatrixReader::open).transpose()?;
+    let d = model.n_components();
+    let mut names: Vec<String> = (1..=d).map(|j| format!("c{j}")).collect();
+    if a.diagnostics {
+        names.push("residual".into());
+        names.push("reconstruction_error".into());
+    }
+    let mut out = MatrixWriter::create(&a.output, &names)?;
+    let spin = progress::Spinner::start("extending");
+    let mut rows = 0usize;
+    while let Some(chunk) = input.next_chunk(a.chunk_rows)? {
+        if chunk.ncols() != model.input_width() {
+            return Err(CliError::data(format!(
+                "{}: rows have {} columns, but the model expects {} ({})",
+                input.name(),
+                chunk.ncols(),
+                model.input_width(),
+                if kpca.is_some() { "one kernel value per training point" } else { "the training data's dimension" }
+            )));
+        }
+        let ext = match (kpca, diag.as_mut()) {
+            (Some(m), Some(dr)) => {
+                let dv = dr.next_chunk(chunk.nrows())?.ok_or_else(|| {
+                    CliError::data(format!("{}: fewer rows than {}", dr.name(), input.name()))
+                })?;
+                if dv.ncols() != 1 || dv.nrows() != chunk.nrows() {
+                    return Err(CliError::data(format!("{}: expected one value per row of {}", dr.name(), input.name())));
+                }
+                let v: Vec<f64> = (0..dv.nrows()).map(|i| dv[(i, 0)]).collect();
+                m.extend_kernel_rows(chunk.as_ref(), Some(&v))
+            }
+            _ => model.extend(chunk.as_ref()),
+        }
+        .map_err(|e| {
+            let mut e = CliError::from(e);
+            e.message = format!("{}: {}", input.name(), row_offset_message(&e.message, rows));
+            e
+        })?;
+        let cols: Vec<Vec<f64>> = (0..d).map(|j| (0..ext.len()).map(|i| ext.coordinates[(i, j)]).collect()).collect();
+        let mut refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
+        if a.diagnostics {
+            refs.push(&ext.residual);
+            refs.push(&ext.reconstruction_error);
+        }
+        out.write_rows(&refs)?;
+        rows += chunk.nrows();
+        spin.inc(chunk.nrows());
+    }
+    spin.finish();
+    if rows == 0 {
+        return Err(CliError::data(format!("{}: empty input (no data rows)", input.name())));
+    }
+    out.finish()
+}
+
+/// Library errors count rows within a chunk; the user needs the row in the file.
+fn row_offset_message(msg: &str, offset: usize) -> String {
+    if offset == 0 {
+        return msg.to_string();
+    }
+    format!("{msg} (in the chunk starting at data row {})", offset + 1)
+}

@@ -1,0 +1,500 @@
+//! Data files: `.npy` (f64 or f32, 2-D) and CSV (comma-separated numbers, one point per
+//! row, an optional header line of non-numbers), read and written in chunks of rows so
+//! that `extend` streams.
+//!
+//! The `.npy` reader and writer are hand-written (the format is a short text header
+//! and raw little-endian numbers): ndarray-npy reads whole arrays only, and streaming
+//! is part of the command-line contract.
+
+use crate::CliError;
+use oose::faer::Mat;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+
+/// Whether a path names a `.npy` file.
+pub fn is_npy(path: &str) -> bool {
+    path.to_ascii_lowercase().ends_with(".npy")
+}
+
+fn display(path: &str) -> String {
+    if path == "-" {
+        "<stdin>".into()
+    } else {
+        path.to_string()
+    }
+}
+
+/// Reads a matrix of points in chunks of rows.
+pub struct MatrixReader {
+    name: String,
+    kind: Kind,
+    width: Option<usize>,
+    rows_read: usize,
+}
+
+enum Kind {
+    Csv {
+        lines: Box<dyn BufRead>,
+        line_no: usize,
+        buf: String,
+    },
+    Npy {
+        input: Box<dyn Read>,
+        rows_left: usize,
+        f32: bool,
+        big_endian: bool,
+    },
+    /// Fortran-order `.npy`: read whole, then served in chunks.
+    Whole { data: Mat<f64>, next: usize },
+}
+
+impl MatrixReader {
+    /// Opens `path` (`-` for stdin; `.npy` by extension, CSV otherwise).
+    pub fn open(path: &str) -> Result<Self, CliError> {
+        let name = display(path);
+        let input: Box<dyn Read> = if path == "-" {
+            Box::new(io::stdin().lock())
+        } else {
+            Box::new(File::open(path).map_err(|e| CliError::data(format!("{name}: cannot open: {e}")))?)
+        };
+        if is_npy(path) {
+            Self::npy(name, input)
+        } else {
+            Ok(MatrixReader {
+                name,
+                kind: Kind::Csv {
+                    lines: Box::new(BufReader::with_capacity(1 << 16, input)),
+                    line_no: 0,
+                    buf: String::new(),
+                },
+                width: None,
+                rows_read: 0,
+            })
+        }
+    }
+
+    fn npy(name: String, mut input: Box<dyn Read>) -> Result<Self, CliError> {
+        let bad = |why: &str| CliError::data(format!("{name}: not a readable .npy file: {why}"));
+        let mut pre = [0u8; 8];
+        input.read_exact(&mut pre).map_err(|_| bad("shorter than its header"))?;
+        if &pre[..6] != b"\x93NUMPY" {
+            return Err(bad("wrong magic bytes"));
+        }
+        let hlen = match pre[6] {
+            1 => {
+                let mut b = [0u8; 2];
+                input.read_exact(&mut b).map_err(|_| bad("truncated header"))?;
+                u16::from_le_bytes(b) as usize
+            }
+            2 | 3 => {
+                let mut b = [0u8; 4];
+                input.read_exact(&mut b).map_err(|_| bad("truncated header"))?;
+                u32::from_le_bytes(b) as usize
+            }
+            v => return Err(bad(&format!("unknown format version {v}"))),
+        };
+        if hlen > 1 << 20 {
+            return Err(bad("header too long"));
+        }
+        let mut h = vec![0u8; hlen];
+        input.read_exact(&mut h).map_err(|_| bad("truncated header"))?;
+        let h = String::from_utf8_lossy(&h).to_string();
+        let descr = dict_value(&h, "descr").ok_or_else(|| bad("no 'descr' in header"))?;
+        let descr = descr.trim_matches(|c| c == '\'' || c == '"');
+        let (f32, big_endian) = match descr {
+            "<f8" | "|f8" | "=f8" => (false, false),
+            ">f8" => (false, true),
+            "<f4" | "|f4" | "=f4" => (true, false),
+            ">f4" => (true, true),
+            other => {
+                return Err(CliError::data(format!(
+                    "{name}: dtype {other} is not supported; save the array as float64 or float32"
+                )))
+            }
+        };
+        let fortran = dict_value(&h, "fortran_order").ok_or_else(|| bad("no 'fortran_order' in header"))?;
+        let fortran = fortran.trim() == "True";
+        let shape = dict_value(&h, "shape").ok_or_else(|| bad("no 'shape' in header"))?;
+        let dims: Vec<usize> = shape
+            .trim_matches(|c| c == '(' || c == ')')
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad("unreadable shape"))?;
+        if dims.len() != 2 {
+            return Err(CliError::data(format!(
+                "{name}: expected a 2-D array (points × coordinates), got shape {shape}"
+            )));
+        }
+        let (rows, cols) = (dims[0], dims[1]);
+        let mut r = MatrixReader {
+            name,
+            kind: Kind::Npy {
+                input,
+                rows_left: rows,
+                f32,
+                big_endian,
+            },
+            width: Some(cols),
+            rows_read: 0,
+        };
+        if fortran {
+            let mut all = Mat::<f64>::zeros(0, 0);
+            if let Kind::Npy { input, .. } = &mut r.kind {
+                let vals = read_numbers(input.as_mut(), rows * cols, f32, big_endian, &r.name)?;
+                all = Mat::from_fn(rows, cols, |i, j| vals[j * rows + i]);
+            }
+            r.kind = Kind::Whole { data: all, next: 0 };
+        }
+        Ok(r)
+    }
+
+    /// The file's name as shown in messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The next at most `max_rows` rows, or `None` at the end. Non-finite values are
+    /// reported with their row and column (1-based, as a person counts them).
+    pub fn next_chunk(&mut self, max_rows: usize) -> Result<Option<Mat<f64>>, CliError> {
+        let chunk = match &mut self.kind {
+            Kind::Csv { lines, line_no, buf } => {
+                let mut rows: Vec<Vec<f64>> = Vec::new();
+                while rows.len() < max_rows {
+                    buf.clear();
+                    let n = lines
+                        .read_line(buf)
+                        .map_err(|e| CliError::data(format!("{}: read error: {e}", self.name)))?;
+                    if n == 0 {
+                        break;
+                    }
+                    *line_no += 1;
+                    let line = buf.trim();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    let parsed: Result<Vec<f64>, usize> = line
+                        .split(',')
+                        .enumerate()
+                        .map(|(c, f)| f.trim().parse::<f64>().map_err(|_| c))
+                        .collect();
+                    let vals = match parsed {
+                        Ok(v) => v,
+                        Err(_) if self.rows_read == 0 && rows.is_empty() && self.width.is_none() && *line_no == 1 => {
+                            // A header line of non-numbers: remember its width, skip it.
+                            let fields = line.split(',').count();
+                            if line.split(',').all(|f| f.trim().parse::<f64>().is_err()) {
+                                self.width = Some(fields);
+                                continue;
+                            }
+                            let c = line.split(',').position(|f| f.trim().parse::<f64>().is_err()).unwrap_or(0);
+                            return Err(CliError::data(format!(
+                                "{}: line {}, column {}: not a number: {:?}",
+                                self.name, line_no, c + 1, line.split(',').nth(c).unwrap_or("").trim()
+                            )));
+                        }
+                        Err(c) => {
+                            return Err(CliError::data(format!(
+                                "{}: line {}, column {}: not a number: {:?}",
+                                self.name, line_no, c + 1, line.split(',').nth(c).unwrap_or("").trim()
+                            )))
+                        }
+                    };
+                    match self.width {
+                        None => self.width = Some(vals.len()),
+                        Some(w) if w != vals.len() => {
+                            return Err(CliError::data(format!(
+                                "{}: line {}: {} values, but earlier lines have {w} (ragged rows)",
+                                self.name,
+                                line_no,
+                                vals.len()
+                            )))
+                        }
+                        _ => {}
+                    }
+                    if let Some(c) = vals.iter().position(|v| !v.is_finite()) {
+                        return Err(CliError::data(format!(
+                            "{}: line {}, column {}: non-finite value {}",
+                            self.name, line_no, c + 1, vals[c]
+                        )));
+                    }
+                    rows.push(vals);
+                }
+                if rows.is_empty() {
+                    None
+                } else {
+                    let w = rows[0].len();
+                    Some(Mat::from_fn(rows.len(), w, |i, j| rows[i][j]))
+                }
+            }
+            Kind::Npy {
+                input,
+                rows_left,
+                f32,
+                big_endian,
+            } => {
+                let w = self.width.unwrap_or(0);
+                let take = (*rows_left).min(max_rows);
+                if take == 0 {
+                    None
+                } else {
+                    let vals = read_numbers(input.as_mut(), take * w, *f32, *big_endian, &self.name)?;
+                    *rows_left -= take;
+                    Some(Mat::from_fn(take, w, |i, j| vals[i * w + j]))
+                }
+            }
+            Kind::Whole { data, next } => {
+                let take = (data.nrows() - *next).min(max_rows);
+                if take == 0 {
+                    None
+                } else {
+                    let m = data.as_ref().subrows(*next, take).to_owned();
+                    *next += take;
+                    Some(m)
+                }
+            }
+        };
+        if let Some(m) = &chunk {
+            if !matches!(self.kind, Kind::Csv { .. }) {
+                for j in 0..m.ncols() {
+                    for i in 0..m.nrows() {
+                        if !m[(i, j)].is_finite() {
+                            return Err(CliError::data(format!(
+                                "{}: row {}, column {}: non-finite value {}",
+                                self.name,
+                                self.rows_read + i + 1,
+                                j + 1,
+                                m[(i, j)]
+                            )));
+                        }
+                    }
+                }
+            }
+            self.rows_read += m.nrows();
+        }
+        Ok(chunk)
+    }
+
+    /// Reads everything that is left; an input without any data row is an error.
+    pub fn read_all(mut self) -> Result<Mat<f64>, CliError> {
+        let mut parts = Vec::new();
+        while let Some(c) = self.next_chunk(1 << 16)? {
+            parts.push(c);
+        }
+        let n: usize = parts.iter().map(|p| p.nrows()).sum();
+        let w = self.width.unwrap_or(0);
+        if n == 0 || w == 0 {
+            return Err(CliError::data(format!("{}: empty input (no data rows)", self.name)));
+        }
+        let mut out = Mat::<f64>::zeros(n, w);
+        let mut at = 0;
+        for p in parts {
+            out.as_mut().subrows_mut(at, p.nrows()).copy_from(p.as_ref());
+            at += p.nrows();
+        }
+        Ok(out)
+    }
+}
+
+/// The text of `key`'s value in a Python dict literal (the `.npy` header).
+fn dict_value<'a>(h: &'a str, key: &str) -> Option<&'a str> {
+    let k1 = format!("'{key}'");
+    let at = h.find(&k1)? + k1.len();
+    let rest = h[at..].trim_start().strip_prefix(':')?.trim_start();
+    let end = if rest.starts_with('(') {
+        rest.find(')')? + 1
+    } else {
+        rest.find([',', '}'])?
+    };
+    Some(rest[..end].trim())
+}
+
+fn read_numbers(input: &mut dyn Read, count: usize, f32: bool, big: bool, name: &str) -> Result<Vec<f64>, CliError> {
+    let size = if f32 { 4 } else { 8 };
+    let mut bytes = vec![0u8; count * size];
+    input
+        .read_exact(&mut bytes)
+        .map_err(|_| CliError::data(format!("{name}: truncated .npy data")))?;
+    Ok(bytes
+        .chunks_exact(size)
+        .map(|b| match (f32, big) {
+            (false, false) => f64::from_le_bytes(b.try_into().unwrap()),
+            (false, true) => f64::from_be_bytes(b.try_into().unwrap()),
+            (true, false) => f32::from_le_bytes(b.try_into().unwrap()) as f64,
+            (true, true) => f32::from_be_bytes(b.try_into().unwrap()) as f64,
+        })
+        .collect())
+}
+
+/// Writes rows as CSV with a header line, or as `.npy` (float64, C order).
+pub struct MatrixWriter {
+    name: String,
+    kind: WKind,
+    width: usize,
+    rows: usize,
+}
+
+enum WKind {
+    Csv(Box<dyn Write>),
+    Npy(BufWriter<File>),
+}
+
+/// Fixed header size for `.npy` output, so the row count can be patched at the end.
+const NPY_HEADER: usize = 128;
+
+impl MatrixWriter {
+    /// Creates `path` (`-` for stdout) with the given column names.
+    pub fn create(path: &str, columns: &[String]) -> Result<Self, CliError> {
+        let name = display(path);
+        let err = |e: io::Error| CliError::data(format!("{name}: cannot write: {e}"));
+        let kind = if path == "-" {
+            let mut w: Box<dyn Write> = Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock()));
+            writeln!(w, "{}", columns.join(",")).map_err(err)?;
+            WKind::Csv(w)
+        } else if is_npy(path) {
+            let mut f = BufWriter::new(File::create(path).map_err(err)?);
+            f.write_all(&npy_header(0, columns.len())).map_err(err)?;
+            WKind::Npy(f)
+        } else {
+            let mut w: Box<dyn Write> = Box::new(BufWriter::with_capacity(1 << 16, File::create(path).map_err(err)?));
+            writeln!(w, "{}", columns.join(",")).map_err(err)?;
+            WKind::Csv(w)
+        };
+        Ok(MatrixWriter {
+            name,
+            kind,
+            width: columns.len(),
+            rows: 0,
+        })
+    }
+
+    /// Appends rows; `cols` gives the columns of each row (all of equal length `m`).
+    pub fn write_rows(&mut self, cols: &[&[f64]]) -> Result<(), CliError> {
+        debug_assert_eq!(cols.len(), self.width);
+        let m = cols.first().map_or(0, |c| c.len());
+        let name = &self.name;
+        let err = |e: io::Error| CliError::data(format!("{name}: cannot write: {e}"));
+        match &mut self.kind {
+            WKind::Csv(w) => {
+                let mut line = String::with_capacity(24 * self.width);
+                for i in 0..m {
+                    line.clear();
+                    for (j, c) in cols.iter().enumerate() {
+                        if j > 0 {
+                            line.push(',');
+                        }
+                        // `{:?}` is Rust's shortest representation that round-trips.
+                        use std::fmt::Write as _;
+                        let _ = write!(line, "{:?}", c[i]);
+                    }
+                    line.push('\n');
+                    w.write_all(line.as_bytes()).map_err(err)?;
+                }
+            }
+            WKind::Npy(f) => {
+                for i in 0..m {
+                    for c in cols {
+                        f.write_all(&c[i].to_le_bytes()).map_err(err)?;
+                    }
+                }
+            }
+        }
+        self.rows += m;
+        Ok(())
+    }
+
+    /// Flushes, and for `.npy` writes the final row count into the header.
+    pub fn finish(self) -> Result<(), CliError> {
+        let name = self.name;
+        let err = |e: io::Error| CliError::data(format!("{name}: cannot write: {e}"));
+        match self.kind {
+            WKind::Csv(mut w) => w.flush().map_err(err),
+            WKind::Npy(f) => {
+                let mut f = f.into_inner().map_err(|e| err(e.into_error()))?;
+                f.seek(SeekFrom::Start(0)).map_err(err)?;
+                f.write_all(&npy_header(self.rows, self.width)).map_err(err)?;
+                f.flush().map_err(err)
+            }
+        }
+    }
+}
+
+fn npy_header(rows: usize, cols: usize) -> Vec<u8> {
+    let dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    let mut h = Vec::with_capacity(NPY_HEADER);
+    h.extend_from_slice(b"\x93NUMPY\x01\x00");
+    h.extend_from_slice(&((NPY_HEADER - 10) as u16).to_le_bytes());
+    h.extend_from_slice(dict.as_bytes());
+    while h.len() < NPY_HEADER - 1 {
+        h.push(b' ');
+    }
+    h.push(b'\n');
+    h
+}
+
+/// Writes a whole matrix with column names `c1..cd`.
+pub fn write_matrix(path: &str, m: oose::faer::MatRef<'_, f64>) -> Result<(), CliError> {
+    let names: Vec<String> = (1..=m.ncols()).map(|j| format!("c{j}")).collect();
+    let mut w = MatrixWriter::create(path, &names)?;
+    let cols: Vec<Vec<f64>> = (0..m.ncols()).map(|j| (0..m.nrows()).map(|i| m[(i, j)]).collect()).collect();
+    let refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
+    w.write_rows(&refs)?;
+    w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> String {
+        let d = std::env::temp_dir().join(format!("oose-io-{}-{name}", std::process::id()));
+        d.to_string_lossy().to_string()
+    }
+
+    #[test]
+    fn npy_round_trip_in_chunks() {
+        let p = tmp("a.npy");
+        let m = Mat::from_fn(7, 3, |i, j| (i * 3 + j) as f64 * 0.1);
+        write_matrix(&p, m.as_ref()).unwrap();
+        let mut r = MatrixReader::open(&p).unwrap();
+        let a = r.next_chunk(4).unwrap().unwrap();
+        let b = r.next_chunk(4).unwrap().unwrap();
+        assert!(r.next_chunk(4).unwrap().is_none());
+        assert_eq!((a.nrows(), b.nrows()), (4, 3));
+        assert_eq!(b[(2, 1)], m[(6, 1)]);
+        std::fs::remove_file(p).ok();
+    }
+
+    #[test]
+    fn csv_with_header_and_errors() {
+        let p = tmp("b.csv");
+        std::fs::write(&p, "x,y\n1,2\n3, 4.5\n").unwrap();
+        let m = MatrixReader::open(&p).unwrap().read_all().unwrap();
+        assert_eq!((m.nrows(), m.ncols(), m[(1, 1)]), (2, 2, 4.5));
+        std::fs::write(&p, "1,2\n3\n").unwrap();
+        let e = MatrixReader::open(&p).unwrap().read_all().unwrap_err();
+        assert!(e.message.contains("line 2") && e.message.contains("ragged"), "{}", e.message);
+        std::fs::write(&p, "1,2\n3,nan\n").unwrap();
+        let e = MatrixReader::open(&p).unwrap().read_all().unwrap_err();
+        assert!(e.message.contains("line 2, column 2"), "{}", e.message);
+        std::fs::write(&p, "").unwrap();
+        let e = MatrixReader::open(&p).unwrap().read_all().unwrap_err();
+        assert!(e.message.contains("empty"), "{}", e.message);
+        std::fs::remove_file(p).ok();
+    }
+
+    #[test]
+    fn round_trip_formatting_is_exact() {
+        let p = tmp("c.csv");
+        let vals = [0.1, 1.0 / 3.0, 1e-300, -2.5e17, f64::MIN_POSITIVE];
+        let m = Mat::from_fn(5, 1, |i, _| vals[i]);
+        write_matrix(&p, m.as_ref()).unwrap();
+        let back = MatrixReader::open(&p).unwrap().read_all().unwrap();
+        for i in 0..5 {
+            assert_eq!(back[(i, 0)], vals[i]);
+        }
+        std::fs::remove_file(p).ok();
+    }
+}

@@ -1,0 +1,118 @@
+//! The demo figure: training embedding in grey, new points coloured by a per-point
+//! value (the residual), with a colour bar.
+
+use crate::CliError;
+use oose::faer::MatRef;
+use plotters::prelude::*;
+use plotters::style::colors::colormaps::ViridisRGB;
+use std::sync::Once;
+
+static FONT: Once = Once::new();
+
+fn register_font() {
+    FONT.call_once(|| {
+        // DejaVu Sans (free licence, assets/DejaVuSans-LICENSE.txt), embedded so that the
+        // plot needs no font on the machine.
+        let bytes: &'static [u8] = include_bytes!("../assets/DejaVuSans.ttf");
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, bytes);
+    });
+}
+
+/// Writes a PNG scatter plot of the first two columns of `train` (grey) and `new`
+/// (coloured by `value`, shown on a colour bar labelled `value_label`).
+pub fn scatter_png(
+    path: &std::path::Path,
+    title: &str,
+    train: MatRef<'_, f64>,
+    new: MatRef<'_, f64>,
+    value: &[f64],
+    value_label: &str,
+) -> Result<(), CliError> {
+    register_font();
+    let err = |e: String| CliError::data(format!("{}: cannot draw: {e}", path.display()));
+    let col = |m: MatRef<'_, f64>, j: usize| -> Vec<f64> {
+        if j < m.ncols() {
+            (0..m.nrows()).map(|i| m[(i, j)]).collect()
+        } else {
+            vec![0.0; m.nrows()]
+        }
+    };
+    let (tx, ty, nx, ny) = (col(train, 0), col(train, 1), col(new, 0), col(new, 1));
+    let range = |a: &[f64], b: &[f64]| {
+        let lo = a.iter().chain(b).copied().fold(f64::INFINITY, f64::min);
+        let hi = a.iter().chain(b).copied().fold(f64::NEG_INFINITY, f64::max);
+        let pad = 0.05 * (hi - lo).max(1e-12);
+        (lo - pad)..(hi + pad)
+    };
+    let (xr, yr) = (range(&tx, &nx), range(&ty, &ny));
+    let vmin = value.iter().copied().fold(f64::INFINITY, f64::min);
+    let vmax = value.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (vmin, vmax) = if vmax > vmin { (vmin, vmax) } else { (vmin - 0.5, vmin + 0.5) };
+
+    let root = BitMapBackend::new(path, (1000, 760)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let (main, bar) = root.split_horizontally(860);
+    let mut chart = ChartBuilder::on(&main)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(xr, yr)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("component 1")
+        .y_desc("component 2")
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let grey = RGBColor(185, 185, 185);
+    chart
+        .draw_series(tx.iter().zip(&ty).map(|(&x, &y)| Circle::new((x, y), 2, grey.filled())))
+        .map_err(|e| err(e.to_string()))?
+        .label("training points")
+        .legend(move |(x, y)| Circle::new((x, y), 4, grey.filled()));
+    chart
+        .draw_series(nx.iter().zip(&ny).zip(value).map(|((&x, &y), &v)| {
+            let c = ViridisRGB::get_color_normalized(v, vmin, vmax);
+            Circle::new((x, y), 4, c.filled())
+        }))
+        .map_err(|e| err(e.to_string()))?
+        .label("new points (colour = residual)")
+        .legend(|(x, y)| Circle::new((x, y), 4, ViridisRGB::get_color_normalized(0.7, 0.0, 1.0).filled()));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+
+    let mut cb = ChartBuilder::on(&bar)
+        .margin_top(48)
+        .margin_bottom(52)
+        .margin_right(8)
+        .y_label_area_size(70)
+        .caption(value_label, ("sans-serif", 14))
+        .build_cartesian_2d(0.0..1.0, vmin..vmax)
+        .map_err(|e| err(e.to_string()))?;
+    cb.configure_mesh()
+        .disable_x_mesh()
+        .disable_x_axis()
+        .disable_y_mesh()
+        .label_style(("sans-serif", 13))
+        .y_label_formatter(&|v| format!("{v:.2}"))
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let steps = 200;
+    cb.draw_series((0..steps).map(|s| {
+        let a = vmin + (vmax - vmin) * s as f64 / steps as f64;
+        let b = vmin + (vmax - vmin) * (s + 1) as f64 / steps as f64;
+        let c = ViridisRGB::get_color_normalized(0.5 * (a + b), vmin, vmax);
+        Rectangle::new([(0.0, a), (1.0, b)], c.filled())
+    }))
+    .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))?;
+    Ok(())
+}
