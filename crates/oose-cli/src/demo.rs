@@ -85,16 +85,27 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         _ => println!("method: PCA, {} components", model.n_components()),
     }
     println!("eigenvalues: {}", get("eigenvalues").unwrap_or_default());
-    println!("fit: {:.3} s   extend {} points: {:.4} s", t_fit, z.nrows(), t_ext);
+    println!(
+        "fit: {:.3} s   extend {} points: {:.4} s",
+        t_fit,
+        z.nrows(),
+        t_ext
+    );
 
     // Retrain on X ∪ Z (training rows first) and compare (SPEC §9).
     let mut all = Mat::<f64>::zeros(x.nrows() + z.nrows(), 3);
     all.as_mut().subrows_mut(0, x.nrows()).copy_from(x.as_ref());
-    all.as_mut().subrows_mut(x.nrows(), z.nrows()).copy_from(z.as_ref());
+    all.as_mut()
+        .subrows_mut(x.nrows(), z.nrows())
+        .copy_from(z.as_ref());
     let t2 = Instant::now();
     let retrained = fit(a.method, all.as_ref())?;
     let t_re = t2.elapsed().as_secs_f64();
-    let cmp = compare_with_retraining(model.embedding(), ext.coordinates.as_ref(), retrained.embedding())?;
+    let cmp = compare_with_retraining(
+        model.embedding(),
+        ext.coordinates.as_ref(),
+        retrained.embedding(),
+    )?;
     println!("retraining on all {} points: {:.3} s", all.nrows(), t_re);
     println!(
         "relative extension error: {:.3e}   training drift: {:.3e}   (SPEC §9, after Procrustes)",
@@ -105,18 +116,31 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     let (lo, med, hi) = stats(&ext.reconstruction_error);
     println!("reconstruction error of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}");
     let train_ext = model.extend(x.as_ref())?;
-    let exact = (&train_ext.coordinates - model.embedding()).norm_max() / model.embedding().norm_max();
+    let exact =
+        (&train_ext.coordinates - model.embedding()).norm_max() / model.embedding().norm_max();
     let (_, _, rmax) = stats(&train_ext.residual);
-    println!("training points extended: max relative deviation {exact:.1e}, max residual {rmax:.1e}");
+    println!(
+        "training points extended: max relative deviation {exact:.1e}, max residual {rmax:.1e}"
+    );
     let far = Mat::from_fn(1, 3, |_, j| [60.0, 60.0, 60.0][j]);
     let far_ext = model.extend(far.as_ref())?;
-    println!("a point far from the roll (60, 60, 60): residual {:.6}", far_ext.residual[0]);
+    println!(
+        "a point far from the roll (60, 60, 60): residual {:.6}",
+        far_ext.residual[0]
+    );
 
     let png = a.output_dir.join("demo.png");
     let logres: Vec<f64> = ext.residual.iter().map(|r| r.max(1e-16).log10()).collect();
     plot::scatter_png(
         &png,
-        &format!("oose demo: {} of a Swiss roll, 10 % extended", if a.method == DemoMethod::Kpca { "kernel PCA" } else { "PCA" }),
+        &format!(
+            "oose demo: {} of a Swiss roll, 10 % extended",
+            if a.method == DemoMethod::Kpca {
+                "kernel PCA"
+            } else {
+                "PCA"
+            }
+        ),
         model.embedding(),
         ext.coordinates.as_ref(),
         &logres,

@@ -55,7 +55,10 @@ impl MatrixReader {
         let input: Box<dyn Read> = if path == "-" {
             Box::new(io::stdin().lock())
         } else {
-            Box::new(File::open(path).map_err(|e| CliError::data(format!("{name}: cannot open: {e}")))?)
+            Box::new(
+                File::open(path)
+                    .map_err(|e| CliError::data(format!("{name}: cannot open: {e}")))?,
+            )
         };
         if is_npy(path) {
             Self::npy(name, input)
@@ -76,19 +79,25 @@ impl MatrixReader {
     fn npy(name: String, mut input: Box<dyn Read>) -> Result<Self, CliError> {
         let bad = |why: &str| CliError::data(format!("{name}: not a readable .npy file: {why}"));
         let mut pre = [0u8; 8];
-        input.read_exact(&mut pre).map_err(|_| bad("shorter than its header"))?;
+        input
+            .read_exact(&mut pre)
+            .map_err(|_| bad("shorter than its header"))?;
         if &pre[..6] != b"\x93NUMPY" {
             return Err(bad("wrong magic bytes"));
         }
         let hlen = match pre[6] {
             1 => {
                 let mut b = [0u8; 2];
-                input.read_exact(&mut b).map_err(|_| bad("truncated header"))?;
+                input
+                    .read_exact(&mut b)
+                    .map_err(|_| bad("truncated header"))?;
                 u16::from_le_bytes(b) as usize
             }
             2 | 3 => {
                 let mut b = [0u8; 4];
-                input.read_exact(&mut b).map_err(|_| bad("truncated header"))?;
+                input
+                    .read_exact(&mut b)
+                    .map_err(|_| bad("truncated header"))?;
                 u32::from_le_bytes(b) as usize
             }
             v => return Err(bad(&format!("unknown format version {v}"))),
@@ -97,7 +106,9 @@ impl MatrixReader {
             return Err(bad("header too long"));
         }
         let mut h = vec![0u8; hlen];
-        input.read_exact(&mut h).map_err(|_| bad("truncated header"))?;
+        input
+            .read_exact(&mut h)
+            .map_err(|_| bad("truncated header"))?;
         let h = String::from_utf8_lossy(&h).to_string();
         let descr = dict_value(&h, "descr").ok_or_else(|| bad("no 'descr' in header"))?;
         let descr = descr.trim_matches(|c| c == '\'' || c == '"');
@@ -112,7 +123,8 @@ impl MatrixReader {
                 )))
             }
         };
-        let fortran = dict_value(&h, "fortran_order").ok_or_else(|| bad("no 'fortran_order' in header"))?;
+        let fortran =
+            dict_value(&h, "fortran_order").ok_or_else(|| bad("no 'fortran_order' in header"))?;
         let fortran = fortran.trim() == "True";
         let shape = dict_value(&h, "shape").ok_or_else(|| bad("no 'shape' in header"))?;
         let dims: Vec<usize> = shape
@@ -160,7 +172,11 @@ impl MatrixReader {
     /// reported with their row and column (1-based, as a person counts them).
     pub fn next_chunk(&mut self, max_rows: usize) -> Result<Option<Mat<f64>>, CliError> {
         let chunk = match &mut self.kind {
-            Kind::Csv { lines, line_no, buf } => {
+            Kind::Csv {
+                lines,
+                line_no,
+                buf,
+            } => {
                 let mut rows: Vec<Vec<f64>> = Vec::new();
                 while rows.len() < max_rows {
                     buf.clear();
@@ -182,23 +198,37 @@ impl MatrixReader {
                         .collect();
                     let vals = match parsed {
                         Ok(v) => v,
-                        Err(_) if self.rows_read == 0 && rows.is_empty() && self.width.is_none() && *line_no == 1 => {
+                        Err(_)
+                            if self.rows_read == 0
+                                && rows.is_empty()
+                                && self.width.is_none()
+                                && *line_no == 1 =>
+                        {
                             // A header line of non-numbers: remember its width, skip it.
                             let fields = line.split(',').count();
                             if line.split(',').all(|f| f.trim().parse::<f64>().is_err()) {
                                 self.width = Some(fields);
                                 continue;
                             }
-                            let c = line.split(',').position(|f| f.trim().parse::<f64>().is_err()).unwrap_or(0);
+                            let c = line
+                                .split(',')
+                                .position(|f| f.trim().parse::<f64>().is_err())
+                                .unwrap_or(0);
                             return Err(CliError::data(format!(
                                 "{}: line {}, column {}: not a number: {:?}",
-                                self.name, line_no, c + 1, line.split(',').nth(c).unwrap_or("").trim()
+                                self.name,
+                                line_no,
+                                c + 1,
+                                line.split(',').nth(c).unwrap_or("").trim()
                             )));
                         }
                         Err(c) => {
                             return Err(CliError::data(format!(
                                 "{}: line {}, column {}: not a number: {:?}",
-                                self.name, line_no, c + 1, line.split(',').nth(c).unwrap_or("").trim()
+                                self.name,
+                                line_no,
+                                c + 1,
+                                line.split(',').nth(c).unwrap_or("").trim()
                             )))
                         }
                     };
@@ -217,7 +247,10 @@ impl MatrixReader {
                     if let Some(c) = vals.iter().position(|v| !v.is_finite()) {
                         return Err(CliError::data(format!(
                             "{}: line {}, column {}: non-finite value {}",
-                            self.name, line_no, c + 1, vals[c]
+                            self.name,
+                            line_no,
+                            c + 1,
+                            vals[c]
                         )));
                     }
                     rows.push(vals);
@@ -240,7 +273,8 @@ impl MatrixReader {
                 if take == 0 {
                     None
                 } else {
-                    let vals = read_numbers(input.as_mut(), take * w, *f32, *big_endian, &self.name)?;
+                    let vals =
+                        read_numbers(input.as_mut(), take * w, *f32, *big_endian, &self.name)?;
                     *rows_left -= take;
                     Some(Mat::from_fn(take, w, |i, j| vals[i * w + j]))
                 }
@@ -286,12 +320,17 @@ impl MatrixReader {
         let n: usize = parts.iter().map(|p| p.nrows()).sum();
         let w = self.width.unwrap_or(0);
         if n == 0 || w == 0 {
-            return Err(CliError::data(format!("{}: empty input (no data rows)", self.name)));
+            return Err(CliError::data(format!(
+                "{}: empty input (no data rows)",
+                self.name
+            )));
         }
         let mut out = Mat::<f64>::zeros(n, w);
         let mut at = 0;
         for p in parts {
-            out.as_mut().subrows_mut(at, p.nrows()).copy_from(p.as_ref());
+            out.as_mut()
+                .subrows_mut(at, p.nrows())
+                .copy_from(p.as_ref());
             at += p.nrows();
         }
         Ok(out)
@@ -311,7 +350,13 @@ fn dict_value<'a>(h: &'a str, key: &str) -> Option<&'a str> {
     Some(rest[..end].trim())
 }
 
-fn read_numbers(input: &mut dyn Read, count: usize, f32: bool, big: bool, name: &str) -> Result<Vec<f64>, CliError> {
+fn read_numbers(
+    input: &mut dyn Read,
+    count: usize,
+    f32: bool,
+    big: bool,
+    name: &str,
+) -> Result<Vec<f64>, CliError> {
     let size = if f32 { 4 } else { 8 };
     let mut bytes = vec![0u8; count * size];
     input
@@ -350,7 +395,8 @@ impl MatrixWriter {
         let name = display(path);
         let err = |e: io::Error| CliError::data(format!("{name}: cannot write: {e}"));
         let kind = if path == "-" {
-            let mut w: Box<dyn Write> = Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock()));
+            let mut w: Box<dyn Write> =
+                Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock()));
             writeln!(w, "{}", columns.join(",")).map_err(err)?;
             WKind::Csv(w)
         } else if is_npy(path) {
@@ -358,7 +404,10 @@ impl MatrixWriter {
             f.write_all(&npy_header(0, columns.len())).map_err(err)?;
             WKind::Npy(f)
         } else {
-            let mut w: Box<dyn Write> = Box::new(BufWriter::with_capacity(1 << 16, File::create(path).map_err(err)?));
+            let mut w: Box<dyn Write> = Box::new(BufWriter::with_capacity(
+                1 << 16,
+                File::create(path).map_err(err)?,
+            ));
             writeln!(w, "{}", columns.join(",")).map_err(err)?;
             WKind::Csv(w)
         };
@@ -414,7 +463,8 @@ impl MatrixWriter {
             WKind::Npy(f) => {
                 let mut f = f.into_inner().map_err(|e| err(e.into_error()))?;
                 f.seek(SeekFrom::Start(0)).map_err(err)?;
-                f.write_all(&npy_header(self.rows, self.width)).map_err(err)?;
+                f.write_all(&npy_header(self.rows, self.width))
+                    .map_err(err)?;
                 f.flush().map_err(err)
             }
         }
@@ -438,7 +488,9 @@ fn npy_header(rows: usize, cols: usize) -> Vec<u8> {
 pub fn write_matrix(path: &str, m: oose::faer::MatRef<'_, f64>) -> Result<(), CliError> {
     let names: Vec<String> = (1..=m.ncols()).map(|j| format!("c{j}")).collect();
     let mut w = MatrixWriter::create(path, &names)?;
-    let cols: Vec<Vec<f64>> = (0..m.ncols()).map(|j| (0..m.nrows()).map(|i| m[(i, j)]).collect()).collect();
+    let cols: Vec<Vec<f64>> = (0..m.ncols())
+        .map(|j| (0..m.nrows()).map(|i| m[(i, j)]).collect())
+        .collect();
     let refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
     w.write_rows(&refs)?;
     w.finish()
@@ -475,7 +527,11 @@ mod tests {
         assert_eq!((m.nrows(), m.ncols(), m[(1, 1)]), (2, 2, 4.5));
         std::fs::write(&p, "1,2\n3\n").unwrap();
         let e = MatrixReader::open(&p).unwrap().read_all().unwrap_err();
-        assert!(e.message.contains("line 2") && e.message.contains("ragged"), "{}", e.message);
+        assert!(
+            e.message.contains("line 2") && e.message.contains("ragged"),
+            "{}",
+            e.message
+        );
         std::fs::write(&p, "1,2\n3,nan\n").unwrap();
         let e = MatrixReader::open(&p).unwrap().read_all().unwrap_err();
         assert!(e.message.contains("line 2, column 2"), "{}", e.message);

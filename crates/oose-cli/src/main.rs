@@ -27,12 +27,18 @@ pub struct CliError {
 impl CliError {
     /// Bad data or files (exit status 1).
     pub fn data(message: impl Into<String>) -> Self {
-        CliError { code: 1, message: message.into() }
+        CliError {
+            code: 1,
+            message: message.into(),
+        }
     }
 
     /// Bad usage (exit status 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError { code: 2, message: message.into() }
+        CliError {
+            code: 2,
+            message: message.into(),
+        }
     }
 }
 
@@ -42,12 +48,19 @@ impl From<oose::Error> for CliError {
             oose::Error::InvalidParameter { .. } | oose::Error::Unsupported(_) => 2,
             _ => 1,
         };
-        CliError { code, message: e.to_string() }
+        CliError {
+            code,
+            message: e.to_string(),
+        }
     }
 }
 
 #[derive(Parser)]
-#[command(name = "oose", version, about = "Kernel dimensionality reduction with out-of-sample extension")]
+#[command(
+    name = "oose",
+    version,
+    about = "Kernel dimensionality reduction with out-of-sample extension"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -74,6 +87,30 @@ enum Command {
     },
     /// Built-in Swiss roll: fit on 90 %, extend the other 10 %, compare with retraining, plot.
     Demo(demo::DemoArgs),
+    /// Write a built-in synthetic data set (SPEC §10; deterministic given the seed).
+    Dataset {
+        /// Which data set.
+        #[arg(value_enum)]
+        name: DatasetName,
+        /// Number of points.
+        #[arg(long, default_value_t = 1000)]
+        n: usize,
+        /// Standard deviation of the Gaussian noise.
+        #[arg(long, default_value_t = 0.0)]
+        noise: f64,
+        /// Seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Output file (.npy or CSV; `-` = stdout).
+        #[arg(long, default_value = "-")]
+        output: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum DatasetName {
+    SwissRoll,
+    SCurve,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -197,17 +234,31 @@ fn main() -> ExitCode {
     }));
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => e.exit(),
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            e.exit()
+        }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.exit()
+        }
         Err(e) => {
             // One line, per the contract; `oose --help` has the rest.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad usage").trim_start_matches("error: ");
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("bad usage")
+                .trim_start_matches("error: ");
             eprintln!("oose: {first} (see `oose --help`)");
             return ExitCode::from(2);
         }
     };
-    let result = std::panic::catch_unwind(|| run(cli)).unwrap_or_else(|_| Err(CliError::data("aborted")));
+    let result =
+        std::panic::catch_unwind(|| run(cli)).unwrap_or_else(|_| Err(CliError::data("aborted")));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -233,12 +284,31 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Demo(a) => demo::run(a),
+        Command::Dataset {
+            name,
+            n,
+            noise,
+            seed,
+            output,
+        } => {
+            if !(noise >= 0.0 && noise.is_finite()) {
+                return Err(CliError::usage(format!(
+                    "--noise must be finite and >= 0, got {noise}"
+                )));
+            }
+            let d = match name {
+                DatasetName::SwissRoll => oose::datasets::swiss_roll(n, noise, false, seed),
+                DatasetName::SCurve => oose::datasets::s_curve(n, noise, seed),
+            };
+            io::write_matrix(&output, d.points.as_ref())
+        }
     }
 }
 
 /// Reads and decodes a model file.
 pub fn load_model(path: &str) -> Result<Model, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| CliError::data(format!("{path}: cannot read model: {e}")))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError::data(format!("{path}: cannot read model: {e}")))?;
     Model::from_bytes(&bytes).map_err(|e| CliError::data(format!("{path}: {e}")))
 }
 
@@ -246,11 +316,13 @@ fn parse_epsilon(s: &str) -> Result<Bandwidth, CliError> {
     if s == "auto" {
         return Ok(Bandwidth::Auto);
     }
-    let v: f64 = s
-        .parse()
-        .map_err(|_| CliError::usage(format!("--epsilon: expected a number or `auto`, got {s:?}")))?;
+    let v: f64 = s.parse().map_err(|_| {
+        CliError::usage(format!("--epsilon: expected a number or `auto`, got {s:?}"))
+    })?;
     if !(v > 0.0 && v.is_finite()) {
-        return Err(CliError::usage(format!("--epsilon: must be finite and > 0, got {s}")));
+        return Err(CliError::usage(format!(
+            "--epsilon: must be finite and > 0, got {s}"
+        )));
     }
     Ok(Bandwidth::Value(v))
 }
@@ -260,11 +332,21 @@ fn kernel_from(a: &FitArgs) -> Result<Kernel, CliError> {
     let k = match a.kernel {
         KernelName::Gaussian => Kernel::Gaussian { epsilon },
         KernelName::Laplacian => Kernel::Laplacian { epsilon },
-        KernelName::InverseMultiquadric => Kernel::InverseMultiquadric { epsilon, beta: a.beta.unwrap_or(-0.5) },
-        KernelName::Multiquadric => Kernel::Multiquadric { epsilon, beta: a.beta.unwrap_or(0.5) },
+        KernelName::InverseMultiquadric => Kernel::InverseMultiquadric {
+            epsilon,
+            beta: a.beta.unwrap_or(-0.5),
+        },
+        KernelName::Multiquadric => Kernel::Multiquadric {
+            epsilon,
+            beta: a.beta.unwrap_or(0.5),
+        },
         KernelName::Wendland => Kernel::Wendland { epsilon },
         KernelName::Linear => Kernel::Linear,
-        KernelName::Polynomial => Kernel::Polynomial { gamma: a.gamma, coef0: a.coef0, degree: a.degree },
+        KernelName::Polynomial => Kernel::Polynomial {
+            gamma: a.gamma,
+            coef0: a.coef0,
+            degree: a.degree,
+        },
         KernelName::Precomputed => Kernel::Precomputed,
     };
     k.validate().map_err(|e| CliError::usage(e.to_string()))?;
@@ -276,7 +358,11 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
         Method::Pca => {
             let x = MatrixReader::open(&a.input)?.read_all()?;
             let spin = progress::Spinner::start("fitting pca");
-            let m = Pca { n_components: a.components, rank_tolerance: a.rank_tolerance }.fit(x.as_ref());
+            let m = Pca {
+                n_components: a.components,
+                rank_tolerance: a.rank_tolerance,
+            }
+            .fit(x.as_ref());
             spin.finish();
             m?.into()
         }
@@ -310,11 +396,15 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
         other => {
             return Err(CliError::usage(format!(
                 "method `{}` is not available in this version of oose (available: pca, kpca)",
-                other.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+                other
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default()
             )))
         }
     };
-    std::fs::write(&a.output, model.to_bytes()).map_err(|e| CliError::data(format!("{}: cannot write model: {e}", a.output)))
+    std::fs::write(&a.output, model.to_bytes())
+        .map_err(|e| CliError::data(format!("{}: cannot write model: {e}", a.output)))
 }
 
 fn extend(a: ExtendArgs) -> Result<(), CliError> {
@@ -332,10 +422,16 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
         _ => None,
     };
     if a.kernel_diagonal.is_some() && kpca.is_none() {
-        return Err(CliError::usage("--kernel-diagonal applies only to models with a precomputed kernel"));
+        return Err(CliError::usage(
+            "--kernel-diagonal applies only to models with a precomputed kernel",
+        ));
     }
     let mut input = MatrixReader::open(&a.input)?;
-    let mut diag = a.kernel_diagonal.as_deref().map(MatrixReader::open).transpose()?;
+    let mut diag = a
+        .kernel_diagonal
+        .as_deref()
+        .map(MatrixReader::open)
+        .transpose()?;
     let d = model.n_components();
     let mut names: Vec<String> = (1..=d).map(|j| format!("c{j}")).collect();
     if a.diagnostics {
@@ -352,7 +448,11 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
                 input.name(),
                 chunk.ncols(),
                 model.input_width(),
-                if kpca.is_some() { "one kernel value per training point" } else { "the training data's dimension" }
+                if kpca.is_some() {
+                    "one kernel value per training point"
+                } else {
+                    "the training data's dimension"
+                }
             )));
         }
         let ext = match (kpca, diag.as_mut()) {
@@ -361,7 +461,11 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
                     CliError::data(format!("{}: fewer rows than {}", dr.name(), input.name()))
                 })?;
                 if dv.ncols() != 1 || dv.nrows() != chunk.nrows() {
-                    return Err(CliError::data(format!("{}: expected one value per row of {}", dr.name(), input.name())));
+                    return Err(CliError::data(format!(
+                        "{}: expected one value per row of {}",
+                        dr.name(),
+                        input.name()
+                    )));
                 }
                 let v: Vec<f64> = (0..dv.nrows()).map(|i| dv[(i, 0)]).collect();
                 m.extend_kernel_rows(chunk.as_ref(), Some(&v))
@@ -373,7 +477,9 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
             e.message = format!("{}: {}", input.name(), row_offset_message(&e.message, rows));
             e
         })?;
-        let cols: Vec<Vec<f64>> = (0..d).map(|j| (0..ext.len()).map(|i| ext.coordinates[(i, j)]).collect()).collect();
+        let cols: Vec<Vec<f64>> = (0..d)
+            .map(|j| (0..ext.len()).map(|i| ext.coordinates[(i, j)]).collect())
+            .collect();
         let mut refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
         if a.diagnostics {
             refs.push(&ext.residual);
@@ -385,7 +491,10 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
     }
     spin.finish();
     if rows == 0 {
-        return Err(CliError::data(format!("{}: empty input (no data rows)", input.name())));
+        return Err(CliError::data(format!(
+            "{}: empty input (no data rows)",
+            input.name()
+        )));
     }
     out.finish()
 }

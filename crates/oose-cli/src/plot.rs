@@ -47,7 +47,11 @@ pub fn scatter_png(
     let (xr, yr) = (range(&tx, &nx), range(&ty, &ny));
     let vmin = value.iter().copied().fold(f64::INFINITY, f64::min);
     let vmax = value.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (vmin, vmax) = if vmax > vmin { (vmin, vmax) } else { (vmin - 0.5, vmin + 0.5) };
+    let (vmin, vmax) = if vmax > vmin {
+        (vmin, vmax)
+    } else {
+        (vmin - 0.5, vmin + 0.5)
+    };
 
     let root = BitMapBackend::new(path, (1000, 760)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
@@ -68,7 +72,11 @@ pub fn scatter_png(
         .map_err(|e| err(e.to_string()))?;
     let grey = RGBColor(185, 185, 185);
     chart
-        .draw_series(tx.iter().zip(&ty).map(|(&x, &y)| Circle::new((x, y), 2, grey.filled())))
+        .draw_series(
+            tx.iter()
+                .zip(&ty)
+                .map(|(&x, &y)| Circle::new((x, y), 2, grey.filled())),
+        )
         .map_err(|e| err(e.to_string()))?
         .label("training points")
         .legend(move |(x, y)| Circle::new((x, y), 4, grey.filled()));
@@ -79,7 +87,13 @@ pub fn scatter_png(
         }))
         .map_err(|e| err(e.to_string()))?
         .label("new points (colour = residual)")
-        .legend(|(x, y)| Circle::new((x, y), 4, ViridisRGB::get_color_normalized(0.7, 0.0, 1.0).filled()));
+        .legend(|(x, y)| {
+            Circle::new(
+                (x, y),
+                4,
+                ViridisRGB::get_color_normalized(0.7, 0.0, 1.0).filled(),
+            )
+        });
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)

@@ -13,7 +13,9 @@ impl Spinner {
     /// Starts (invisibly) a spinner with `msg`.
     pub fn start(msg: &str) -> Self {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
-        bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed} {pos:>7} rows").unwrap());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {elapsed} {pos:>7} rows").unwrap(),
+        );
         bar.set_message(msg.to_string());
         let b = bar.clone();
         std::thread::spawn(move || {

@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn oose(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oose")).args(args).output().expect("run oose")
+    Command::new(env!("CARGO_BIN_EXE_oose"))
+        .args(args)
+        .output()
+        .expect("run oose")
 }
 
 fn dir(name: &str) -> PathBuf {
@@ -21,20 +24,30 @@ fn p(d: &Path, f: &str) -> String {
 fn write_csv(path: &str, rows: &[Vec<f64>]) {
     let s: String = rows
         .iter()
-        .map(|r| r.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(",") + "\n")
+        .map(|r| {
+            r.iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
         .collect();
     std::fs::write(path, s).unwrap();
 }
 
 fn roll(n: usize, seed: u64) -> Vec<Vec<f64>> {
     let d = oose::datasets::swiss_roll(n, 0.05, false, seed);
-    (0..n).map(|i| (0..3).map(|j| d.points[(i, j)]).collect()).collect()
+    (0..n)
+        .map(|i| (0..3).map(|j| d.points[(i, j)]).collect())
+        .collect()
 }
 
 fn read_csv(s: &str) -> (Vec<String>, Vec<Vec<f64>>) {
     let mut lines = s.lines();
     let header = lines.next().unwrap().split(',').map(String::from).collect();
-    let rows = lines.map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
     (header, rows)
 }
 
@@ -43,20 +56,58 @@ fn fails(out: &Output, code: i32, needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "stderr: {err}");
     assert!(err.contains(needle), "expected {needle:?} in {err:?}");
-    assert_eq!(err.trim_end().lines().count(), 1, "more than one line: {err:?}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "more than one line: {err:?}"
+    );
     assert!(!err.contains("panicked") && !err.contains("backtrace"));
 }
 
 #[test]
 fn fit_embedding_extend_info_round_trip() {
     let d = dir("round");
-    let (train, model, emb, ext) = (p(&d, "train.csv"), p(&d, "m.oose"), p(&d, "emb.csv"), p(&d, "ext.csv"));
+    let (train, model, emb, ext) = (
+        p(&d, "train.csv"),
+        p(&d, "m.oose"),
+        p(&d, "emb.csv"),
+        p(&d, "ext.csv"),
+    );
     write_csv(&train, &roll(150, 1));
-    let out = oose(&["fit", "kpca", "--input", &train, "--output", &model, "--components", "3", "--epsilon", "40"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(oose(&["embedding", &model, "--output", &emb]).status.success());
-    let out = oose(&["extend", &model, "--input", &train, "--output", &ext, "--diagnostics"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = oose(&[
+        "fit",
+        "kpca",
+        "--input",
+        &train,
+        "--output",
+        &model,
+        "--components",
+        "3",
+        "--epsilon",
+        "40",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(oose(&["embedding", &model, "--output", &emb])
+        .status
+        .success());
+    let out = oose(&[
+        "extend",
+        &model,
+        "--input",
+        &train,
+        "--output",
+        &ext,
+        "--diagnostics",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (h1, e) = read_csv(&std::fs::read_to_string(&emb).unwrap());
     let (h2, x) = read_csv(&std::fs::read_to_string(&ext).unwrap());
     assert_eq!(h1, ["c1", "c2", "c3"]);
@@ -69,12 +120,24 @@ fn fit_embedding_extend_info_round_trip() {
         assert!(x[i][3] <= 1e-10 && x[i][3] >= 0.0);
     }
     let info = String::from_utf8(oose(&["info", &model]).stdout).unwrap();
-    assert!(info.contains("method: kpca") && info.contains("epsilon: 40.0") && info.contains("format_version: 1"), "{info}");
+    assert!(
+        info.contains("method: kpca")
+            && info.contains("epsilon: 40.0")
+            && info.contains("format_version: 1"),
+        "{info}"
+    );
     // stdin → stdout, and .npy output.
     let npy = p(&d, "ext.npy");
-    assert!(oose(&["extend", &model, "--input", &train, "--output", &npy]).status.success());
+    assert!(
+        oose(&["extend", &model, "--input", &train, "--output", &npy])
+            .status
+            .success()
+    );
     let bytes = std::fs::read(&npy).unwrap();
-    assert!(bytes.starts_with(b"\x93NUMPY") && String::from_utf8_lossy(&bytes[..128]).contains("(150, 3)"));
+    assert!(
+        bytes.starts_with(b"\x93NUMPY")
+            && String::from_utf8_lossy(&bytes[..128]).contains("(150, 3)")
+    );
     assert_eq!(bytes.len(), 128 + 150 * 3 * 8);
 }
 
@@ -83,9 +146,18 @@ fn auto_epsilon_is_reported() {
     let d = dir("auto");
     let (train, model) = (p(&d, "t.csv"), p(&d, "m.oose"));
     write_csv(&train, &roll(80, 2));
-    assert!(oose(&["fit", "kpca", "--input", &train, "--output", &model]).status.success());
+    assert!(
+        oose(&["fit", "kpca", "--input", &train, "--output", &model])
+            .status
+            .success()
+    );
     let info = String::from_utf8(oose(&["info", &model]).stdout).unwrap();
-    let eps: f64 = info.lines().find_map(|l| l.strip_prefix("epsilon: ")).unwrap().parse().unwrap();
+    let eps: f64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("epsilon: "))
+        .unwrap()
+        .parse()
+        .unwrap();
     let x = oose::faer::Mat::from_fn(80, 3, |i, j| roll(80, 2)[i][j]);
     assert_eq!(eps, oose::kernel::bandwidth::median_sq_distance(x.as_ref()));
 }
@@ -96,27 +168,53 @@ fn bad_data_exit_1_with_culprit() {
     let model = p(&d, "m.oose");
     let good = p(&d, "good.csv");
     write_csv(&good, &roll(60, 3));
-    assert!(oose(&["fit", "pca", "--input", &good, "--output", &model]).status.success());
+    assert!(oose(&["fit", "pca", "--input", &good, "--output", &model])
+        .status
+        .success());
 
     let nan = p(&d, "nan.csv");
     std::fs::write(&nan, "1,2,3\n4,NaN,6\n7,8,9\n").unwrap();
-    fails(&oose(&["fit", "kpca", "--input", &nan, "--output", &p(&d, "x")]), 1, "line 2, column 2");
+    fails(
+        &oose(&["fit", "kpca", "--input", &nan, "--output", &p(&d, "x")]),
+        1,
+        "line 2, column 2",
+    );
     let inf = p(&d, "inf.csv");
     std::fs::write(&inf, "1,2,3\n4,5,inf\n").unwrap();
-    fails(&oose(&["extend", &model, "--input", &inf]), 1, "line 2, column 3");
+    fails(
+        &oose(&["extend", &model, "--input", &inf]),
+        1,
+        "line 2, column 3",
+    );
     let ragged = p(&d, "ragged.csv");
     std::fs::write(&ragged, "1,2,3\n4,5\n").unwrap();
-    fails(&oose(&["fit", "kpca", "--input", &ragged, "--output", &p(&d, "x")]), 1, "ragged");
+    fails(
+        &oose(&["fit", "kpca", "--input", &ragged, "--output", &p(&d, "x")]),
+        1,
+        "ragged",
+    );
     let wide = p(&d, "wide.csv");
     std::fs::write(&wide, "1,2,3,4\n").unwrap();
-    fails(&oose(&["extend", &model, "--input", &wide]), 1, "4 columns, but the model expects 3");
+    fails(
+        &oose(&["extend", &model, "--input", &wide]),
+        1,
+        "4 columns, but the model expects 3",
+    );
     let empty = p(&d, "empty.csv");
     std::fs::write(&empty, "").unwrap();
-    fails(&oose(&["fit", "kpca", "--input", &empty, "--output", &p(&d, "x")]), 1, "empty");
+    fails(
+        &oose(&["fit", "kpca", "--input", &empty, "--output", &p(&d, "x")]),
+        1,
+        "empty",
+    );
     fails(&oose(&["extend", &model, "--input", &empty]), 1, "empty");
     let word = p(&d, "word.csv");
     std::fs::write(&word, "1,2,3\n4,five,6\n").unwrap();
-    fails(&oose(&["fit", "kpca", "--input", &word, "--output", &p(&d, "x")]), 1, "line 2, column 2");
+    fails(
+        &oose(&["fit", "kpca", "--input", &word, "--output", &p(&d, "x")]),
+        1,
+        "line 2, column 2",
+    );
     // NaN in a .npy file.
     let npy = p(&d, "nan.npy");
     let mut b = b"\x93NUMPY\x01\x00".to_vec();
@@ -132,8 +230,23 @@ fn bad_data_exit_1_with_culprit() {
         b.extend_from_slice(&v.to_le_bytes());
     }
     std::fs::write(&npy, &b).unwrap();
-    fails(&oose(&["fit", "kpca", "--input", &npy, "--output", &p(&d, "x")]), 1, "row 2, column 2");
-    fails(&oose(&["fit", "kpca", "--input", &p(&d, "missing.csv"), "--output", &p(&d, "x")]), 1, "missing.csv");
+    fails(
+        &oose(&["fit", "kpca", "--input", &npy, "--output", &p(&d, "x")]),
+        1,
+        "row 2, column 2",
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "kpca",
+            "--input",
+            &p(&d, "missing.csv"),
+            "--output",
+            &p(&d, "x"),
+        ]),
+        1,
+        "missing.csv",
+    );
 }
 
 #[test]
@@ -141,7 +254,11 @@ fn bad_models_exit_1() {
     let d = dir("models");
     let (train, model) = (p(&d, "t.csv"), p(&d, "m.oose"));
     write_csv(&train, &roll(60, 4));
-    assert!(oose(&["fit", "kpca", "--input", &train, "--output", &model]).status.success());
+    assert!(
+        oose(&["fit", "kpca", "--input", &train, "--output", &model])
+            .status
+            .success()
+    );
     let bytes = std::fs::read(&model).unwrap();
     let trunc = p(&d, "trunc.oose");
     std::fs::write(&trunc, &bytes[..bytes.len() / 2]).unwrap();
@@ -161,28 +278,106 @@ fn bad_parameters_exit_2() {
     let train = p(&d, "t.csv");
     write_csv(&train, &roll(40, 5));
     let out = p(&d, "m.oose");
-    fails(&oose(&["fit", "kpca", "--input", &train, "--output", &out, "--epsilon", "0"]), 2, "--epsilon");
-    fails(&oose(&["fit", "kpca", "--input", &train, "--output", &out, "--epsilon", "-3"]), 2, "--epsilon");
-    fails(&oose(&["fit", "kpca", "--input", &train, "--output", &out, "--components", "41"]), 2, "n_components");
-    fails(&oose(&["fit", "pca", "--input", &train, "--output", &out, "--components", "4"]), 2, "n_components");
+    fails(
+        &oose(&[
+            "fit",
+            "kpca",
+            "--input",
+            &train,
+            "--output",
+            &out,
+            "--epsilon",
+            "0",
+        ]),
+        2,
+        "--epsilon",
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "kpca",
+            "--input",
+            &train,
+            "--output",
+            &out,
+            "--epsilon",
+            "-3",
+        ]),
+        2,
+        "--epsilon",
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "kpca",
+            "--input",
+            &train,
+            "--output",
+            &out,
+            "--components",
+            "41",
+        ]),
+        2,
+        "n_components",
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "pca",
+            "--input",
+            &train,
+            "--output",
+            &out,
+            "--components",
+            "4",
+        ]),
+        2,
+        "n_components",
+    );
     // More components than positive eigenvalues is a property of the data: status 1.
     fails(
-        &oose(&["fit", "kpca", "--kernel", "linear", "--input", &train, "--output", &out, "--components", "5"]),
+        &oose(&[
+            "fit",
+            "kpca",
+            "--kernel",
+            "linear",
+            "--input",
+            &train,
+            "--output",
+            &out,
+            "--components",
+            "5",
+        ]),
         1,
         "only 3 eigenvalues",
     );
-    fails(&oose(&["fit", "nonsense", "--input", &train, "--output", &out]), 2, "nonsense");
+    fails(
+        &oose(&["fit", "nonsense", "--input", &train, "--output", &out]),
+        2,
+        "nonsense",
+    );
     fails(&oose(&["frobnicate"]), 2, "frobnicate");
-    fails(&oose(&["fit", "isomap", "--input", &train, "--output", &out]), 2, "not available");
+    fails(
+        &oose(&["fit", "isomap", "--input", &train, "--output", &out]),
+        2,
+        "not available",
+    );
 }
 
 #[test]
 fn demo_runs_and_writes_a_png() {
     let d = dir("demo");
     let out = oose(&["demo", "--output-dir", &d.to_string_lossy(), "--n", "400"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let s = String::from_utf8(out.stdout).unwrap();
-    assert!(s.contains("relative extension error") && s.contains("epsilon ="), "{s}");
+    assert!(
+        s.contains("relative extension error") && s.contains("epsilon ="),
+        "{s}"
+    );
     let png = std::fs::read(d.join("demo.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
 }

@@ -15,12 +15,34 @@ fn nonfinite_training_and_new_points() {
     let mut x = data();
     x[(17, 2)] = f64::NAN;
     let e = KernelPca::default().fit(x.as_ref()).unwrap_err();
-    assert!(matches!(e, Error::NonFinite { what: "training data", row: 17, col: 2, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::NonFinite {
+                what: "training data",
+                row: 17,
+                col: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let m = KernelPca::default().fit(data().as_ref()).unwrap();
     let mut z = Mat::<f64>::zeros(3, 3);
     z[(2, 1)] = f64::INFINITY;
     let e = m.extend(z.as_ref()).unwrap_err();
-    assert!(matches!(e, Error::NonFinite { what: "new points", row: 2, col: 1, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::NonFinite {
+                what: "new points",
+                row: 2,
+                col: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("row 2"));
 }
 
@@ -29,10 +51,19 @@ fn wrong_width_and_empty() {
     let m = KernelPca::default().fit(data().as_ref()).unwrap();
     let z = Mat::<f64>::zeros(2, 4);
     let e = m.extend(z.as_ref()).unwrap_err();
-    assert!(e.to_string().contains("expected 3 columns, got 4 columns"), "{e}");
+    assert!(
+        e.to_string().contains("expected 3 columns, got 4 columns"),
+        "{e}"
+    );
     let empty = Mat::<f64>::zeros(0, 3);
-    assert!(matches!(KernelPca::default().fit(empty.as_ref()), Err(Error::Empty { .. })));
-    assert!(matches!(Pca::default().fit(empty.as_ref()), Err(Error::Empty { .. })));
+    assert!(matches!(
+        KernelPca::default().fit(empty.as_ref()),
+        Err(Error::Empty { .. })
+    ));
+    assert!(matches!(
+        Pca::default().fit(empty.as_ref()),
+        Err(Error::Empty { .. })
+    ));
     // Extending zero rows is fine and returns zero rows.
     assert_eq!(m.extend(empty.as_ref()).unwrap().len(), 0);
 }
@@ -40,37 +71,127 @@ fn wrong_width_and_empty() {
 #[test]
 fn too_many_components() {
     let x = data();
-    let e = KernelPca { n_components: 61, ..Default::default() }.fit(x.as_ref()).unwrap_err();
-    assert!(matches!(e, Error::InvalidParameter { name: "n_components", .. }), "{e}");
-    let e = KernelPca { n_components: 0, ..Default::default() }.fit(x.as_ref()).unwrap_err();
-    assert!(matches!(e, Error::InvalidParameter { name: "n_components", .. }));
-    let e = Pca { n_components: 4, ..Default::default() }.fit(x.as_ref()).unwrap_err();
-    assert!(matches!(e, Error::InvalidParameter { name: "n_components", .. }));
+    let e = KernelPca {
+        n_components: 61,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidParameter {
+                name: "n_components",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = KernelPca {
+        n_components: 0,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap_err();
+    assert!(matches!(
+        e,
+        Error::InvalidParameter {
+            name: "n_components",
+            ..
+        }
+    ));
+    let e = Pca {
+        n_components: 4,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap_err();
+    assert!(matches!(
+        e,
+        Error::InvalidParameter {
+            name: "n_components",
+            ..
+        }
+    ));
     // The linear kernel on 3-D data has 3 positive eigenvalues.
-    let e = KernelPca { n_components: 5, kernel: Kernel::Linear, ..Default::default() }.fit(x.as_ref()).unwrap_err();
-    assert!(matches!(e, Error::NotEnoughPositiveEigenvalues { requested: 5, available: 3, .. }), "{e}");
+    let e = KernelPca {
+        n_components: 5,
+        kernel: Kernel::Linear,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::NotEnoughPositiveEigenvalues {
+                requested: 5,
+                available: 3,
+                ..
+            }
+        ),
+        "{e}"
+    );
     // Points on a line: PCA has one direction.
     let line = Mat::from_fn(10, 2, |i, j| (i * (j + 1)) as f64);
-    let e = Pca { n_components: 2, ..Default::default() }.fit(line.as_ref()).unwrap_err();
-    assert!(matches!(e, Error::NotEnoughPositiveEigenvalues { requested: 2, available: 1, .. }), "{e}");
+    let e = Pca {
+        n_components: 2,
+        ..Default::default()
+    }
+    .fit(line.as_ref())
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::NotEnoughPositiveEigenvalues {
+                requested: 2,
+                available: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
 fn bad_epsilon() {
     for eps in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        let k = Kernel::Gaussian { epsilon: Bandwidth::Value(eps) };
-        let e = KernelPca { kernel: k, ..Default::default() }.fit(data().as_ref()).unwrap_err();
-        assert!(matches!(e, Error::InvalidParameter { name: "epsilon", .. }), "{eps}: {e}");
+        let k = Kernel::Gaussian {
+            epsilon: Bandwidth::Value(eps),
+        };
+        let e = KernelPca {
+            kernel: k,
+            ..Default::default()
+        }
+        .fit(data().as_ref())
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidParameter {
+                    name: "epsilon",
+                    ..
+                }
+            ),
+            "{eps}: {e}"
+        );
     }
 }
 
 #[test]
 fn precomputed_must_be_square_and_symmetric() {
     let k = Mat::from_fn(4, 5, |_, _| 1.0);
-    let p = KernelPca { kernel: Kernel::Precomputed, ..Default::default() };
+    let p = KernelPca {
+        kernel: Kernel::Precomputed,
+        ..Default::default()
+    };
     assert!(matches!(p.fit(k.as_ref()), Err(Error::Shape { .. })));
     let k = Mat::from_fn(4, 4, |i, j| if i < j { 1.0 } else { 0.5 });
-    assert!(p.fit(k.as_ref()).unwrap_err().to_string().contains("symmetric"));
+    assert!(p
+        .fit(k.as_ref())
+        .unwrap_err()
+        .to_string()
+        .contains("symmetric"));
 }
 
 fn model_bytes() -> Vec<u8> {
@@ -81,12 +202,22 @@ fn model_bytes() -> Vec<u8> {
 fn model_round_trip_is_identical() {
     let x = data();
     for m in [
-        Model::from(KernelPca { n_components: 3, ..Default::default() }.fit(x.as_ref()).unwrap()),
+        Model::from(
+            KernelPca {
+                n_components: 3,
+                ..Default::default()
+            }
+            .fit(x.as_ref())
+            .unwrap(),
+        ),
         Model::from(Pca::default().fit(x.as_ref()).unwrap()),
     ] {
         let back = Model::from_bytes(&m.to_bytes()).unwrap();
         assert_eq!(back, m);
-        assert_eq!(back.extend(x.as_ref()).unwrap(), m.extend(x.as_ref()).unwrap());
+        assert_eq!(
+            back.extend(x.as_ref()).unwrap(),
+            m.extend(x.as_ref()).unwrap()
+        );
     }
 }
 
@@ -95,10 +226,16 @@ fn truncated_model_files() {
     let b = model_bytes();
     for cut in [0usize, 3, 8, 20, 23, 24, b.len() / 2, b.len() - 1] {
         let e = Model::from_bytes(&b[..cut]).unwrap_err();
-        let ok = matches!(e, Error::Model(ModelError::Truncated { .. }) | Error::Model(ModelError::NotAModel));
+        let ok = matches!(
+            e,
+            Error::Model(ModelError::Truncated { .. }) | Error::Model(ModelError::NotAModel)
+        );
         assert!(ok, "cut at {cut}: {e}");
         if cut >= 8 {
-            assert!(matches!(e, Error::Model(ModelError::Truncated { .. })), "cut at {cut}: {e}");
+            assert!(
+                matches!(e, Error::Model(ModelError::Truncated { .. })),
+                "cut at {cut}: {e}"
+            );
         }
     }
 }
@@ -111,17 +248,32 @@ fn every_single_bit_flip_is_detected() {
     for i in 0..b.len() {
         let mut c = b.clone();
         c[i] ^= 1 << (i % 8);
-        assert!(Model::from_bytes(&c).is_err(), "flip in byte {i} not detected");
+        assert!(
+            Model::from_bytes(&c).is_err(),
+            "flip in byte {i} not detected"
+        );
     }
 }
 
 #[test]
 fn foreign_and_newer_files() {
-    assert!(matches!(Model::from_bytes(b"\x93NUMPY\x01\x00 not a model at all"), Err(Error::Model(ModelError::NotAModel))));
+    assert!(matches!(
+        Model::from_bytes(b"\x93NUMPY\x01\x00 not a model at all"),
+        Err(Error::Model(ModelError::NotAModel))
+    ));
     let mut b = model_bytes();
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
-    assert!(matches!(Model::from_bytes(&b), Err(Error::Model(ModelError::NewerVersion { found: 99, supported: 1 }))));
+    assert!(matches!(
+        Model::from_bytes(&b),
+        Err(Error::Model(ModelError::NewerVersion {
+            found: 99,
+            supported: 1
+        }))
+    ));
     let mut b = model_bytes();
     b.push(0);
-    assert!(matches!(Model::from_bytes(&b), Err(Error::Model(ModelError::Corrupted(_)))));
+    assert!(matches!(
+        Model::from_bytes(&b),
+        Err(Error::Model(ModelError::Corrupted(_)))
+    ));
 }

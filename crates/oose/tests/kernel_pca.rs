@@ -21,11 +21,35 @@ fn kernels() -> Vec<(Kernel, usize)> {
     vec![
         (Kernel::Gaussian { epsilon: a }, 4),
         (Kernel::Laplacian { epsilon: a }, 4),
-        (Kernel::InverseMultiquadric { epsilon: a, beta: -0.5 }, 4),
-        (Kernel::Multiquadric { epsilon: a, beta: 1.5 }, 2),
-        (Kernel::Wendland { epsilon: Bandwidth::Value(15.0) }, 4),
+        (
+            Kernel::InverseMultiquadric {
+                epsilon: a,
+                beta: -0.5,
+            },
+            4,
+        ),
+        (
+            Kernel::Multiquadric {
+                epsilon: a,
+                beta: 1.5,
+            },
+            2,
+        ),
+        (
+            Kernel::Wendland {
+                epsilon: Bandwidth::Value(15.0),
+            },
+            4,
+        ),
         (Kernel::Linear, 3),
-        (Kernel::Polynomial { gamma: 0.01, coef0: 1.0, degree: 2 }, 4),
+        (
+            Kernel::Polynomial {
+                gamma: 0.01,
+                coef0: 1.0,
+                degree: 2,
+            },
+            4,
+        ),
     ]
 }
 
@@ -36,7 +60,14 @@ fn extending_training_points_reproduces_embedding_for_every_kernel_centring_and_
     for (kernel, d) in kernels() {
         for centering in [true, false] {
             for solver in [Solver::Dense, Solver::Lanczos] {
-                let fit = KernelPca { n_components: d, kernel, centering, solver, ..Default::default() }.fit(x.as_ref());
+                let fit = KernelPca {
+                    n_components: d,
+                    kernel,
+                    centering,
+                    solver,
+                    ..Default::default()
+                }
+                .fit(x.as_ref());
                 let model = match fit {
                     Ok(m) => m,
                     // The uncentred multiquadric matrix has a single positive eigenvalue.
@@ -49,10 +80,19 @@ fn extending_training_points_reproduces_embedding_for_every_kernel_centring_and_
                 };
                 let ext = model.extend(x.as_ref()).unwrap();
                 let err = max_rel_diff(ext.coordinates.as_ref(), model.embedding());
-                assert!(err < 1e-10, "{} centering={centering} {solver:?} ({:?}): {err:e}", kernel.name(), model.solver_used());
+                assert!(
+                    err < 1e-10,
+                    "{} centering={centering} {solver:?} ({:?}): {err:e}",
+                    kernel.name(),
+                    model.solver_used()
+                );
                 let kmax = ext.residual.iter().copied().fold(0.0, f64::max);
                 if kernel.is_positive_definite(3) {
-                    assert!(kmax <= 1e-10, "{}: residual on training points {kmax:e}", kernel.name());
+                    assert!(
+                        kmax <= 1e-10,
+                        "{}: residual on training points {kmax:e}",
+                        kernel.name()
+                    );
                 }
                 checked += 1;
             }
@@ -64,30 +104,76 @@ fn extending_training_points_reproduces_embedding_for_every_kernel_centring_and_
 #[test]
 fn uncentred_multiquadric_single_positive_component_is_exact() {
     let x = swiss_roll(200, 0.05, false, 2).points;
-    let k = Kernel::Multiquadric { epsilon: Bandwidth::Auto, beta: 0.5 };
-    let m = KernelPca { n_components: 1, kernel: k, centering: false, ..Default::default() }.fit(x.as_ref()).unwrap();
+    let k = Kernel::Multiquadric {
+        epsilon: Bandwidth::Auto,
+        beta: 0.5,
+    };
+    let m = KernelPca {
+        n_components: 1,
+        kernel: k,
+        centering: false,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
     let ext = m.extend(x.as_ref()).unwrap();
     assert!(max_rel_diff(ext.coordinates.as_ref(), m.embedding()) < 1e-10);
-    let too_many = KernelPca { n_components: 2, kernel: k, centering: false, ..Default::default() }.fit(x.as_ref());
-    assert!(matches!(too_many, Err(Error::NotEnoughPositiveEigenvalues { requested: 2, available: 1, .. })), "{too_many:?}");
+    let too_many = KernelPca {
+        n_components: 2,
+        kernel: k,
+        centering: false,
+        ..Default::default()
+    }
+    .fit(x.as_ref());
+    assert!(
+        matches!(
+            too_many,
+            Err(Error::NotEnoughPositiveEigenvalues {
+                requested: 2,
+                available: 1,
+                ..
+            })
+        ),
+        "{too_many:?}"
+    );
 }
 
 #[test]
 fn linear_kernel_pca_equals_pca() {
     let x = s_curve(250, 0.1, 3).points;
     let z = s_curve(40, 0.3, 4).points;
-    let pca = Pca { n_components: 3, ..Default::default() }.fit(x.as_ref()).unwrap();
+    let pca = Pca {
+        n_components: 3,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
     for solver in [Solver::Dense, Solver::Lanczos] {
-        let kp = KernelPca { n_components: 3, kernel: Kernel::Linear, solver, ..Default::default() }.fit(x.as_ref()).unwrap();
+        let kp = KernelPca {
+            n_components: 3,
+            kernel: Kernel::Linear,
+            solver,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap();
         assert!(max_rel_diff(kp.embedding(), pca.embedding()) < 1e-10);
         for j in 0..3 {
-            assert!((kp.eigenvalues()[j] - pca.eigenvalues()[j]).abs() < 1e-10 * pca.eigenvalues()[0]);
+            assert!(
+                (kp.eigenvalues()[j] - pca.eigenvalues()[j]).abs() < 1e-10 * pca.eigenvalues()[0]
+            );
         }
-        let (a, b) = (kp.extend(z.as_ref()).unwrap(), pca.extend(z.as_ref()).unwrap());
+        let (a, b) = (
+            kp.extend(z.as_ref()).unwrap(),
+            pca.extend(z.as_ref()).unwrap(),
+        );
         assert!(max_rel_diff(a.coordinates.as_ref(), b.coordinates.as_ref()) < 1e-10);
         for i in 0..40 {
             assert!((a.residual[i] - b.residual[i]).abs() < 1e-9 * (1.0 + b.residual[i]));
-            assert!((a.reconstruction_error[i] - b.reconstruction_error[i]).abs() < 1e-9 * (1.0 + b.reconstruction_error[i]));
+            assert!(
+                (a.reconstruction_error[i] - b.reconstruction_error[i]).abs()
+                    < 1e-9 * (1.0 + b.reconstruction_error[i])
+            );
         }
     }
 }
@@ -97,7 +183,12 @@ fn pca_residual_is_zero_in_a_full_span_and_measures_distance_to_a_plane() {
     // Points in the plane z = 0 of R³: the residual of a new point is its squared height.
     let mut r = Rng::new(5);
     let x = Mat::from_fn(50, 3, |_, j| if j == 2 { 0.0 } else { r.normal() });
-    let m = Pca { n_components: 2, ..Default::default() }.fit(x.as_ref()).unwrap();
+    let m = Pca {
+        n_components: 2,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
     let z = Mat::from_fn(3, 3, |i, j| if j == 2 { i as f64 } else { 0.5 });
     let e = m.extend(z.as_ref()).unwrap();
     for i in 0..3 {
@@ -109,9 +200,22 @@ fn pca_residual_is_zero_in_a_full_span_and_measures_distance_to_a_plane() {
 #[test]
 fn lanczos_and_dense_eigenvalues_agree_n2000() {
     let x = swiss_roll(2000, 0.05, false, 6).points;
-    let base = KernelPca { n_components: 10, ..Default::default() };
-    let d = KernelPca { solver: Solver::Dense, ..base.clone() }.fit(x.as_ref()).unwrap();
-    let l = KernelPca { solver: Solver::Lanczos, ..base }.fit(x.as_ref()).unwrap();
+    let base = KernelPca {
+        n_components: 10,
+        ..Default::default()
+    };
+    let d = KernelPca {
+        solver: Solver::Dense,
+        ..base.clone()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let l = KernelPca {
+        solver: Solver::Lanczos,
+        ..base
+    }
+    .fit(x.as_ref())
+    .unwrap();
     assert_eq!(l.solver_used().0, Solver::Lanczos, "{:?}", l.solver_used());
     for j in 0..10 {
         let (a, b) = (l.eigenvalues()[j], d.eigenvalues()[j]);
@@ -123,23 +227,48 @@ fn lanczos_and_dense_eigenvalues_agree_n2000() {
 #[test]
 fn residual_far_point_gaussian_is_one_and_bounded_by_reconstruction_error() {
     let x = swiss_roll(400, 0.05, false, 7).points;
-    let m = KernelPca { n_components: 3, ..Default::default() }.fit(x.as_ref()).unwrap();
+    let m = KernelPca {
+        n_components: 3,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
     let far = Mat::from_fn(1, 3, |_, _| 1e4);
     let e = m.extend(far.as_ref()).unwrap();
     assert!((e.residual[0] - 1.0).abs() < 1e-12, "{}", e.residual[0]);
     let mut r = Rng::new(8);
     let z = Mat::from_fn(500, 3, |_, _| 15.0 * (2.0 * r.uniform() - 1.0));
-    for kernel in [Kernel::default(), Kernel::Laplacian { epsilon: Bandwidth::Auto }] {
+    for kernel in [
+        Kernel::default(),
+        Kernel::Laplacian {
+            epsilon: Bandwidth::Auto,
+        },
+    ] {
         for centering in [true, false] {
-            let m = KernelPca { n_components: 3, kernel, centering, ..Default::default() }.fit(x.as_ref()).unwrap();
+            let m = KernelPca {
+                n_components: 3,
+                kernel,
+                centering,
+                ..Default::default()
+            }
+            .fit(x.as_ref())
+            .unwrap();
             let e = m.extend(z.as_ref()).unwrap();
             let mut positive = 0;
             for i in 0..500 {
                 assert!(e.residual[i] >= 0.0);
-                assert!(e.residual[i] <= e.reconstruction_error[i] + 1e-10, "row {i}: {} > {}", e.residual[i], e.reconstruction_error[i]);
+                assert!(
+                    e.residual[i] <= e.reconstruction_error[i] + 1e-10,
+                    "row {i}: {} > {}",
+                    e.residual[i],
+                    e.reconstruction_error[i]
+                );
                 positive += (e.residual[i] > 1e-6) as usize;
             }
-            assert!(positive > 100, "random points should mostly stick out ({positive})");
+            assert!(
+                positive > 100,
+                "random points should mostly stick out ({positive})"
+            );
         }
     }
 }
@@ -150,7 +279,13 @@ fn residual_equals_schur_complement_for_full_rank_kernel() {
     let mut r = Rng::new(9);
     let x = Mat::from_fn(40, 2, |_, _| 3.0 * r.normal());
     let kernel = Kernel::gaussian(0.5);
-    let m = KernelPca { n_components: 2, kernel, ..Default::default() }.fit(x.as_ref()).unwrap();
+    let m = KernelPca {
+        n_components: 2,
+        kernel,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
     let z = Mat::from_fn(10, 2, |_, _| 3.0 * r.normal());
     let e = m.extend(z.as_ref()).unwrap();
     let k = Mat::from_fn(40, 40, |i, j| {
@@ -165,7 +300,12 @@ fn residual_equals_schur_complement_for_full_rank_kernel() {
         });
         let sol = oose::faer::linalg::solvers::Solve::solve(&chol, &kz);
         let quad: f64 = (0..40).map(|i| kz[(i, 0)] * sol[(i, 0)]).sum();
-        assert!((e.residual[p] - (1.0 - quad)).abs() < 1e-10, "{} vs {}", e.residual[p], 1.0 - quad);
+        assert!(
+            (e.residual[p] - (1.0 - quad)).abs() < 1e-10,
+            "{} vs {}",
+            e.residual[p],
+            1.0 - quad
+        );
     }
 }
 
@@ -173,7 +313,12 @@ fn residual_equals_schur_complement_for_full_rank_kernel() {
 fn extension_is_samplewise_and_chunking_does_not_matter() {
     let x = swiss_roll(300, 0.05, false, 10).points;
     let z = swiss_roll(20000, 0.5, false, 11).points;
-    let m = KernelPca { n_components: 3, ..Default::default() }.fit(x.as_ref()).unwrap();
+    let m = KernelPca {
+        n_components: 3,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
     let all = m.extend(z.as_ref()).unwrap();
     let some = m.extend(z.as_ref().subrows(12345, 7)).unwrap();
     for i in 0..7 {
@@ -189,15 +334,30 @@ fn precomputed_kernel_matches_gaussian() {
     let x = swiss_roll(200, 0.05, false, 12).points;
     let z = swiss_roll(30, 0.3, false, 13).points;
     let kernel = Kernel::gaussian(40.0);
-    let g = KernelPca { n_components: 3, kernel, ..Default::default() }.fit(x.as_ref()).unwrap();
+    let g = KernelPca {
+        n_components: 3,
+        kernel,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
     let k = kernel.gram(x.as_ref(), oose::faer::Par::Seq);
-    let p = KernelPca { n_components: 3, kernel: Kernel::Precomputed, ..Default::default() }.fit(k.as_ref()).unwrap();
+    let p = KernelPca {
+        n_components: 3,
+        kernel: Kernel::Precomputed,
+        ..Default::default()
+    }
+    .fit(k.as_ref())
+    .unwrap();
     assert!(max_rel_diff(p.embedding(), g.embedding()) < 1e-12);
     let xs = oose::kernel::distance::row_sq_norms(x.as_ref());
     let zs = oose::kernel::distance::row_sq_norms(z.as_ref());
     let kz = kernel.block(z.as_ref(), &zs, x.as_ref(), &xs, oose::faer::Par::Seq);
     let ones = vec![1.0; 30];
-    let (a, b) = (p.extend_kernel_rows(kz.as_ref(), Some(&ones)).unwrap(), g.extend(z.as_ref()).unwrap());
+    let (a, b) = (
+        p.extend_kernel_rows(kz.as_ref(), Some(&ones)).unwrap(),
+        g.extend(z.as_ref()).unwrap(),
+    );
     assert!(max_rel_diff(a.coordinates.as_ref(), b.coordinates.as_ref()) < 1e-12);
     for i in 0..30 {
         assert!((a.residual[i] - b.residual[i]).abs() < 1e-12);

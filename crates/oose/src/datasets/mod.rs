@@ -40,7 +40,7 @@ pub fn swiss_roll(n: usize, noise: f64, hole: bool, seed: u64) -> Dataset {
         let t = 1.5 * PI * (1.0 + 2.0 * u);
         let h = 21.0 * v;
         if hole {
-            let in_t = t >= PI * 2.5 && t < PI * 3.5;
+            let in_t = (PI * 2.5..PI * 3.5).contains(&t);
             let in_h = (7.0..14.0).contains(&h);
             if in_t && in_h {
                 continue;

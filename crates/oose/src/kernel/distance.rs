@@ -38,8 +38,7 @@ pub fn sq_distances(
 ) -> Mat<f64> {
     let mut g = Mat::<f64>::zeros(a.nrows(), b.nrows());
     matmul(g.as_mut(), Accum::Replace, a, b.transpose(), -2.0, par);
-    for j in 0..g.ncols() {
-        let bj = b_sq[j];
+    for (j, &bj) in b_sq.iter().enumerate().take(g.ncols()) {
         let col = g.col_as_slice_mut(j);
         for (i, v) in col.iter_mut().enumerate() {
             let scale = a_sq[i] + bj;
@@ -132,7 +131,13 @@ mod tests {
         let s = self_sq_distances(a.as_ref(), Par::Seq);
         let want = 3.0 * h * h;
         assert_eq!(s[(0, 1)], want);
-        let d = sq_distances(a.as_ref(), &row_sq_norms(a.as_ref()), a.as_ref(), &row_sq_norms(a.as_ref()), Par::Seq);
+        let d = sq_distances(
+            a.as_ref(),
+            &row_sq_norms(a.as_ref()),
+            a.as_ref(),
+            &row_sq_norms(a.as_ref()),
+            Par::Seq,
+        );
         assert_eq!(d[(0, 0)], 0.0);
     }
 

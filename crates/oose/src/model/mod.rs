@@ -23,6 +23,8 @@ const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 /// Any fitted model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
+// Models are few and long-lived; boxing the large variant would only add indirection.
+#[allow(clippy::large_enum_variant)]
 pub enum Model {
     /// Linear PCA.
     Pca(FittedPca),

@@ -1,0 +1,1 @@
+//! Host crate for the benchmarks in this folder (see benches/README.md).
