@@ -198,22 +198,18 @@ impl MatrixReader {
                         .collect();
                     let vals = match parsed {
                         Ok(v) => v,
-                        Err(_)
-                            if self.rows_read == 0
+                        Err(c) => {
+                            // A first line made only of non-numbers is a header: keep its
+                            // width, skip it.
+                            let header = self.rows_read == 0
                                 && rows.is_empty()
                                 && self.width.is_none()
-                                && *line_no == 1 =>
-                        {
-                            // A header line of non-numbers: remember its width, skip it.
-                            let fields = line.split(',').count();
-                            if line.split(',').all(|f| f.trim().parse::<f64>().is_err()) {
-                                self.width = Some(fields);
+                                && *line_no == 1
+                                && line.split(',').all(|f| f.trim().parse::<f64>().is_err());
+                            if header {
+                                self.width = Some(line.split(',').count());
                                 continue;
                             }
-                            let c = line
-                                .split(',')
-                                .position(|f| f.trim().parse::<f64>().is_err())
-                                .unwrap_or(0);
                             return Err(CliError::data(format!(
                                 "{}: line {}, column {}: not a number: {:?}",
                                 self.name,
@@ -221,15 +217,6 @@ impl MatrixReader {
                                 c + 1,
                                 line.split(',').nth(c).unwrap_or("").trim()
                             )));
-                        }
-                        Err(c) => {
-                            return Err(CliError::data(format!(
-                                "{}: line {}, column {}: not a number: {:?}",
-                                self.name,
-                                line_no,
-                                c + 1,
-                                line.split(',').nth(c).unwrap_or("").trim()
-                            )))
                         }
                     };
                     match self.width {
