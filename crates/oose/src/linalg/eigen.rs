@@ -150,13 +150,10 @@ fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Result<Eigen, St
     // ||A||_F, which bounds every eigenvalue, with the round-off floor of a matvec.
     let fro = a.norm_l2();
     let tol = fro * (8.0 * (n as f64).sqrt() * f64::EPSILON).max(1e-13);
-    // Ask for a few more than k: the extra ones tell whether a negative eigenvalue
-    // of larger magnitude hides a positive one.
-    let kk = k;
-    let mut vecs = Mat::<f64>::zeros(n, kk);
-    let mut vals = vec![0.0; kk];
+    let mut vecs = Mat::<f64>::zeros(n, k);
+    let mut vals = vec![0.0; k];
     let mut mem = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(
-        &a, kk, par, params,
+        &a, k, par, params,
     ));
     let info = partial_self_adjoint_eigen(
         vecs.as_mut(),

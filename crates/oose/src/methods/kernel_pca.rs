@@ -272,9 +272,17 @@ impl FittedKernelPca {
             1.0,
             Par::Seq,
         );
-        let mz: Vec<f64> = (0..m)
-            .map(|i| (0..self.n_train).map(|j| kz[(i, j)]).sum::<f64>() / n)
-            .collect();
+        // Row means of kz, accumulated column by column (kz is column-major: a row-wise
+        // loop would stride through memory on the hot path).
+        let mut mz = vec![0.0; m];
+        for j in 0..self.n_train {
+            for (acc, &v) in mz.iter_mut().zip(kz.col(j).iter()) {
+                *acc += v;
+            }
+        }
+        for v in mz.iter_mut() {
+            *v /= n;
+        }
         if self.params.centering {
             let g = self.means.grand;
             for j in 0..d {
