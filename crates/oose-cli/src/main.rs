@@ -144,6 +144,7 @@ enum SolverName {
     Auto,
     Dense,
     Lanczos,
+    LowRank,
 }
 
 #[derive(Args)]
@@ -380,6 +381,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
                 SolverName::Auto => Solver::Auto,
                 SolverName::Dense => Solver::Dense,
                 SolverName::Lanczos => Solver::Lanczos,
+                SolverName::LowRank => Solver::LowRank,
             };
             let spin = progress::Spinner::start("fitting kernel PCA");
             let m = KernelPca {

@@ -24,6 +24,7 @@ fn main() {
     let t = Instant::now();
     let e = top_eigen(g.as_ref(), 10, Solver::Lanczos).unwrap();
     println!("lanczos {:.3} {:?}", t.elapsed().as_secs_f64(), e.solver);
+    let t = Instant::now();
     let m = KernelPca {
         n_components: 10,
         kernel: k,
@@ -31,7 +32,39 @@ fn main() {
     }
     .fit(x.as_ref())
     .unwrap();
+    println!(
+        "fit (auto) {:.3} {:?} eig {:?}",
+        t.elapsed().as_secs_f64(),
+        m.solver_used(),
+        &m.eigenvalues()[..3]
+    );
     let t = Instant::now();
     let _ = m.extend(z.as_ref()).unwrap();
     println!("extend {:.3}", t.elapsed().as_secs_f64());
+    let xs = oose::kernel::distance::row_sq_norms(x.as_ref());
+    let zc = z.as_ref().subrows(0, 400);
+    let zs = oose::kernel::distance::row_sq_norms(zc);
+    let seq = oose::faer::Par::Seq;
+    let t = Instant::now();
+    for _ in 0..10 {
+        let _ = oose::kernel::distance::inner_products(zc, x.as_ref(), seq);
+    }
+    println!("gemm 400x5000 x10 {:.3}", t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    for _ in 0..10 {
+        let _ = oose::kernel::distance::sq_distances(zc, &zs, x.as_ref(), &xs, seq);
+    }
+    println!("sqdist 400x5000 x10 {:.3}", t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    let mut kz = k.block(zc, &zs, x.as_ref(), &xs, seq);
+    for _ in 0..9 {
+        kz = k.block(zc, &zs, x.as_ref(), &xs, seq);
+    }
+    println!("block 400x5000 x10 {:.3}", t.elapsed().as_secs_f64());
+    let kzz = vec![1.0; 400];
+    let t = Instant::now();
+    for _ in 0..10 {
+        let _ = r.residuals(kz.as_ref(), &kzz);
+    }
+    println!("residuals 400 x10 {:.3}", t.elapsed().as_secs_f64());
 }

@@ -59,7 +59,7 @@ fn extending_training_points_reproduces_embedding_for_every_kernel_centring_and_
     let mut checked = 0;
     for (kernel, d) in kernels() {
         for centering in [true, false] {
-            for solver in [Solver::Dense, Solver::Lanczos] {
+            for solver in [Solver::Dense, Solver::Lanczos, Solver::LowRank] {
                 let fit = KernelPca {
                     n_components: d,
                     kernel,
@@ -70,6 +70,11 @@ fn extending_training_points_reproduces_embedding_for_every_kernel_centring_and_
                 .fit(x.as_ref());
                 let model = match fit {
                     Ok(m) => m,
+                    Err(Error::InvalidParameter { name: "solver", .. })
+                        if solver == Solver::LowRank && !kernel.is_positive_definite(3) =>
+                    {
+                        continue
+                    }
                     // The uncentred multiquadric matrix has a single positive eigenvalue.
                     Err(Error::NotEnoughPositiveEigenvalues { .. })
                         if matches!(kernel, Kernel::Multiquadric { .. }) && !centering =>
@@ -98,7 +103,54 @@ fn extending_training_points_reproduces_embedding_for_every_kernel_centring_and_
             }
         }
     }
-    assert!(checked >= 26, "only {checked} combinations ran");
+    assert!(checked >= 38, "only {checked} combinations ran");
+}
+
+#[test]
+fn low_rank_solver_equals_dense_solver() {
+    let x = swiss_roll(400, 0.05, false, 3).points;
+    for kernel in [
+        Kernel::gaussian(40.0),
+        Kernel::Laplacian {
+            epsilon: Bandwidth::Value(10.0),
+        },
+        Kernel::Linear,
+    ] {
+        for centering in [true, false] {
+            let d = 3;
+            let fit = |solver| {
+                KernelPca {
+                    n_components: d,
+                    kernel,
+                    centering,
+                    solver,
+                    ..Default::default()
+                }
+                .fit(x.as_ref())
+                .unwrap()
+            };
+            let (lr, dense) = (fit(Solver::LowRank), fit(Solver::Dense));
+            assert_eq!(lr.solver_used().0, Solver::LowRank);
+            for (a, b) in lr.eigenvalues().iter().zip(dense.eigenvalues()) {
+                assert!((a - b).abs() <= 1e-10 * b, "{}: {a} vs {b}", kernel.name());
+            }
+            let err = max_rel_diff(lr.embedding(), dense.embedding());
+            assert!(
+                err < 1e-9,
+                "{} centering={centering}: {err:e}",
+                kernel.name()
+            );
+            let z = swiss_roll(50, 0.05, false, 4).points;
+            let (ea, eb) = (
+                lr.extend(z.as_ref()).unwrap(),
+                dense.extend(z.as_ref()).unwrap(),
+            );
+            assert!(max_rel_diff(ea.coordinates.as_ref(), eb.coordinates.as_ref()) < 1e-9);
+            for (a, b) in ea.residual.iter().zip(&eb.residual) {
+                assert!((a - b).abs() < 1e-10, "{a} vs {b}");
+            }
+        }
+    }
 }
 
 #[test]

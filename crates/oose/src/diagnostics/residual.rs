@@ -31,6 +31,11 @@ impl ResidualFactor {
         }
     }
 
+    /// Wraps a factorisation already computed with relative tolerance `tolerance`.
+    pub fn from_cholesky(chol: PivotedCholesky, tolerance: f64) -> Self {
+        ResidualFactor { chol, tolerance }
+    }
+
     /// Numerical rank r of K kept for the residual.
     pub fn rank(&self) -> usize {
         self.chol.rank()

@@ -35,7 +35,7 @@ impl Extension {
 }
 
 /// Bytes of kernel block a chunk may hold.
-const CHUNK_BYTES: usize = 16 << 20;
+const CHUNK_BYTES: usize = 4 << 20;
 
 /// Rows per chunk for a kernel block with `width` columns.
 pub(crate) fn chunk_rows(width: usize) -> usize {

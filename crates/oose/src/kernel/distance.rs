@@ -39,21 +39,39 @@ pub fn sq_distances(
     let mut g = Mat::<f64>::zeros(a.nrows(), b.nrows());
     matmul(g.as_mut(), Accum::Replace, a, b.transpose(), -2.0, par);
     for (j, &bj) in b_sq.iter().enumerate().take(g.ncols()) {
-        let col = g.col_as_slice_mut(j);
-        for (i, v) in col.iter_mut().enumerate() {
-            let scale = a_sq[i] + bj;
-            let d2 = *v + scale;
-            // The GEMM formula loses ~eps·scale absolutely; for near pairs that is a large
-            // relative error (and sqrt-based kernels turn 1e-14 into 1e-7), so those few
-            // entries are recomputed from differences.
-            *v = if d2 < REFINE * scale {
-                direct_sq_distance(a, i, b, j)
-            } else {
-                d2
-            };
-        }
+        finish_sq_distance_column(g.col_as_slice_mut(j), a, a_sq, b, j, bj);
     }
     g
+}
+
+/// Turns column `j` of −2·A·Bᵀ into squared distances ||a_i − b_j||².
+///
+/// The GEMM formula loses ~eps·scale absolutely; for near pairs that is a large relative
+/// error (and sqrt-based kernels turn 1e-14 into 1e-7), so those few entries are
+/// recomputed from differences. The first loop is branch-free so that it vectorises;
+/// the second runs only when a column has a near pair.
+pub(crate) fn finish_sq_distance_column(
+    col: &mut [f64],
+    a: MatRef<'_, f64>,
+    a_sq: &[f64],
+    b: MatRef<'_, f64>,
+    j: usize,
+    bj: f64,
+) {
+    let mut near = 0usize;
+    for (v, &ai) in col.iter_mut().zip(a_sq) {
+        let scale = ai + bj;
+        let d2 = *v + scale;
+        near += usize::from(d2 < REFINE * scale);
+        *v = d2;
+    }
+    if near > 0 {
+        for (i, (v, &ai)) in col.iter_mut().zip(a_sq).enumerate() {
+            if *v < REFINE * (ai + bj) {
+                *v = direct_sq_distance(a, i, b, j);
+            }
+        }
+    }
 }
 
 /// Entries with d² below `REFINE · (||a||² + ||b||²)` are recomputed directly: the GEMM

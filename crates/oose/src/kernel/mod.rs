@@ -6,9 +6,12 @@
 
 pub mod bandwidth;
 pub mod distance;
+pub mod fast_exp;
 
 use crate::error::{Error, Result};
-use distance::{inner_products, row_sq_norms, sq_distances};
+use distance::row_sq_norms;
+use faer::linalg::matmul::matmul;
+use faer::Accum;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
@@ -272,41 +275,56 @@ impl Kernel {
         b_sq: &[f64],
         par: Par,
     ) -> Mat<f64> {
-        let mut m = if self.is_radial() {
-            sq_distances(a, a_sq, b, b_sq, par)
-        } else {
-            inner_products(a, b, par)
-        };
         let radial = self.is_radial();
-        let apply = |col: &mut [f64]| {
-            for v in col.iter_mut() {
-                *v = if radial {
-                    self.value(*v, 0.0)
-                } else {
-                    self.value(0.0, *v)
-                };
+        let mut m = Mat::<f64>::zeros(a.nrows(), b.nrows());
+        let alpha = if radial { -2.0 } else { 1.0 };
+        matmul(m.as_mut(), Accum::Replace, a, b.transpose(), alpha, par);
+        // Distances and kernel values column by column, while the column is in cache.
+        let finish = |j: usize, col: &mut [f64]| {
+            if radial {
+                distance::finish_sq_distance_column(col, a, a_sq, b, j, b_sq[j]);
             }
+            self.apply_in_place(col);
         };
         let ncols = m.ncols();
         if matches!(par, Par::Seq) || m.nrows() * ncols < 1 << 16 {
             for j in 0..ncols {
-                apply(m.col_as_slice_mut(j));
+                finish(j, m.col_as_slice_mut(j));
             }
         } else {
             use rayon::prelude::*;
             let chunk = ncols.div_ceil(4 * rayon::current_num_threads()).max(1);
-            m.as_mut().par_col_chunks_mut(chunk).for_each(|mut cols| {
-                for j in 0..cols.ncols() {
-                    let c = faer::reborrow::ReborrowMut::rb_mut(&mut cols).col_mut(j);
-                    apply(
-                        c.try_as_col_major_mut()
-                            .expect("owned Mat is column-major")
-                            .as_slice_mut(),
-                    );
-                }
-            });
+            m.as_mut()
+                .par_col_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(c, mut cols)| {
+                    for j in 0..cols.ncols() {
+                        let col = faer::reborrow::ReborrowMut::rb_mut(&mut cols).col_mut(j);
+                        finish(
+                            c * chunk + j,
+                            col.try_as_col_major_mut()
+                                .expect("owned Mat is column-major")
+                                .as_slice_mut(),
+                        );
+                    }
+                });
         }
         m
+    }
+
+    /// Replaces squared distances (radial kernels) or inner products (the others) by
+    /// kernel values. The two exponential kernels take the vectorised exp.
+    fn apply_in_place(&self, v: &mut [f64]) {
+        match *self {
+            Kernel::Gaussian {
+                epsilon: Bandwidth::Value(e),
+            } => fast_exp::exp_scaled(v, -1.0 / e),
+            Kernel::Laplacian {
+                epsilon: Bandwidth::Value(e),
+            } => fast_exp::exp_sqrt_scaled(v, -1.0 / e),
+            _ if self.is_radial() => v.iter_mut().for_each(|x| *x = self.value(*x, 0.0)),
+            _ => v.iter_mut().for_each(|x| *x = self.value(0.0, *x)),
+        }
     }
 
     /// The symmetric kernel matrix of the rows of `x` (both triangles bit-identical;

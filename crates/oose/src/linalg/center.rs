@@ -25,6 +25,23 @@ impl KernelMeans {
         KernelMeans { row, grand }
     }
 
+    /// Means of K = G Gᵀ from its N×r factor (O(N r), without forming K).
+    pub fn of_factor(g: faer::MatRef<'_, f64>) -> Self {
+        let n = g.nrows();
+        let col_sums: Vec<f64> = (0..g.ncols()).map(|j| g.col(j).iter().sum()).collect();
+        let mut row = vec![0.0; n];
+        for (j, s) in col_sums.iter().enumerate() {
+            for (r, v) in row.iter_mut().zip(g.col(j).iter()) {
+                *r += v * s;
+            }
+        }
+        for r in row.iter_mut() {
+            *r /= n as f64;
+        }
+        let grand = row.iter().sum::<f64>() / n as f64;
+        KernelMeans { row, grand }
+    }
+
     /// K̃ = H K H in place.
     pub fn center(&self, k: &mut Mat<f64>) {
         let n = k.nrows();

@@ -40,7 +40,36 @@ impl PivotedCholesky {
 /// are never chosen as pivots.
 pub fn pivoted_cholesky(k: MatRef<'_, f64>, tol: f64) -> PivotedCholesky {
     let n = k.nrows();
-    let mut diag: Vec<f64> = (0..n).map(|i| k[(i, i)]).collect();
+    let diag = (0..n).map(|i| k[(i, i)]).collect();
+    factorize(diag, tol, n, |p, out| {
+        for (o, v) in out.iter_mut().zip(k.col(p).iter()) {
+            *o = *v;
+        }
+    })
+    .chol
+}
+
+/// A pivoted Cholesky factorisation with its full N×r factor G (K ≈ G Gᵀ, exact on the
+/// pivot rows and columns; every entry of K − G Gᵀ is at most the stopping threshold in
+/// magnitude when K is PSD).
+pub struct Factorization {
+    /// The pivots and L = G[S, :].
+    pub chol: PivotedCholesky,
+    /// G (N×r).
+    pub g: Mat<f64>,
+    /// False when the factorisation stopped at `max_rank` before reaching the tolerance.
+    pub complete: bool,
+}
+
+/// Pivoted Cholesky of a PSD matrix given by its diagonal and a column oracle
+/// (`column(p, out)` writes K[:, p] into `out`): only the r pivot columns are ever
+/// formed, so a kernel matrix of numerical rank r costs N·r kernel values and O(N r²)
+/// flops. Stops at the relative tolerance `tol` or after `max_rank` pivots.
+pub fn factorize<F>(mut diag: Vec<f64>, tol: f64, max_rank: usize, mut column: F) -> Factorization
+where
+    F: FnMut(usize, &mut [f64]),
+{
+    let n = diag.len();
     let max_diag = diag.iter().copied().fold(0.0f64, f64::max);
     let stop = tol * max_diag;
     let mut chosen = vec![false; n];
@@ -49,6 +78,8 @@ pub fn pivoted_cholesky(k: MatRef<'_, f64>, tol: f64) -> PivotedCholesky {
     let mut cap = n.min(64);
     let mut big = Mat::<f64>::zeros(n, cap);
     let mut max_remaining = max_diag;
+    let mut complete = true;
+    let mut col = Mat::<f64>::zeros(n, 1);
     for j in 0..n {
         let (mut p, mut best) = (usize::MAX, f64::NEG_INFINITY);
         for (i, &d) in diag.iter().enumerate() {
@@ -61,6 +92,10 @@ pub fn pivoted_cholesky(k: MatRef<'_, f64>, tol: f64) -> PivotedCholesky {
         if p == usize::MAX || best <= stop || best <= 0.0 {
             break;
         }
+        if j == max_rank {
+            complete = false;
+            break;
+        }
         if j == cap {
             cap = (2 * cap).min(n);
             let mut grown = Mat::<f64>::zeros(n, cap);
@@ -70,9 +105,8 @@ pub fn pivoted_cholesky(k: MatRef<'_, f64>, tol: f64) -> PivotedCholesky {
                 .copy_from(big.as_ref().subcols(0, j));
             big = grown;
         }
-        // new column = (K[:, p] − L[:, :j] L[p, :j]ᵀ) / sqrt(d_p)
-        let mut col = Mat::<f64>::zeros(n, 1);
-        col.as_mut().col_mut(0).copy_from(k.col(p));
+        // new column = (K[:, p] − G[:, :j] G[p, :j]ᵀ) / sqrt(d_p)
+        column(p, col.col_as_slice_mut(0));
         if j > 0 {
             matmul(
                 col.as_mut(),
@@ -113,10 +147,15 @@ pub fn pivoted_cholesky(k: MatRef<'_, f64>, tol: f64) -> PivotedCholesky {
             l[jj * r + ii] = big[(pivots[ii], jj)];
         }
     }
-    PivotedCholesky {
-        pivots,
-        l,
-        max_remaining,
+    let g = big.as_ref().subcols(0, r).to_owned();
+    Factorization {
+        chol: PivotedCholesky {
+            pivots,
+            l,
+            max_remaining,
+        },
+        g,
+        complete,
     }
 }
 
@@ -144,6 +183,30 @@ mod tests {
             }
         }
         assert!(f.max_remaining < 1e-10);
+    }
+
+    #[test]
+    fn factor_reproduces_the_matrix_and_stops_at_max_rank() {
+        let mut r = Rng::new(6);
+        let h = Mat::from_fn(40, 5, |_, _| r.normal());
+        let k = &h * h.transpose();
+        let diag = (0..40).map(|i| k[(i, i)]).collect::<Vec<_>>();
+        let oracle = |p: usize, out: &mut [f64]| {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = k[(i, p)];
+            }
+        };
+        let f = factorize(diag.clone(), 1e-12, 40, oracle);
+        assert!(f.complete);
+        let ggt = &f.g * f.g.transpose();
+        for i in 0..40 {
+            for j in 0..40 {
+                assert!((ggt[(i, j)] - k[(i, j)]).abs() < 1e-10 * (1.0 + k[(i, j)].abs()));
+            }
+        }
+        let partial = factorize(diag, 1e-12, 3, oracle);
+        assert!(!partial.complete);
+        assert_eq!(partial.g.ncols(), 3);
     }
 
     #[test]

@@ -11,7 +11,8 @@ use crate::extend::{by_chunks, Extension};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
 use crate::linalg::center::KernelMeans;
-use crate::linalg::eigen::{top_eigen, Solver};
+use crate::linalg::eigen::{top_eigen, top_eigen_of_factor, Solver};
+use crate::linalg::pivoted_cholesky::factorize;
 use crate::methods::OutOfSample;
 use crate::model::stored::StoredMat;
 use crate::validate;
@@ -112,24 +113,103 @@ impl KernelPca {
                 ),
             ));
         }
-        let par = Par::rayon(0);
-        let (kernel, mut k) = if precomputed {
-            check_precomputed(x)?;
-            let mut k = x.to_owned();
-            crate::kernel::distance::symmetrize(&mut k);
-            (Kernel::Precomputed, k)
-        } else {
-            let kernel = self.kernel.resolve(x)?;
-            (kernel, kernel.gram(x, par))
-        };
-        let means = KernelMeans::of(&k);
-        let residual = ResidualFactor::new(k.as_ref(), self.rank_tolerance);
-        if self.centering {
-            means.center(&mut k);
-        }
         let d = self.n_components;
-        let eig = top_eigen(k.as_ref(), d, self.solver)?;
-        drop(k);
+        let kernel = if precomputed {
+            check_precomputed(x)?;
+            Kernel::Precomputed
+        } else {
+            self.kernel.resolve(x)?
+        };
+        let low_rank = match self.solver {
+            Solver::LowRank => {
+                if !precomputed && !kernel.is_positive_definite(x.ncols()) {
+                    return Err(Error::param(
+                        "solver",
+                        format!(
+                            "low-rank needs a positive semidefinite kernel; {} is not one here",
+                            kernel.name()
+                        ),
+                    ));
+                }
+                true
+            }
+            Solver::Auto => !precomputed && kernel.is_positive_definite(x.ncols()),
+            Solver::Dense | Solver::Lanczos => false,
+        };
+        let mut fallback_note = None;
+        let fitted = if low_rank {
+            // Under `Auto`, give up once the rank makes the factor dearer than the
+            // N×N route (which then runs from scratch).
+            let max_rank = if self.solver == Solver::Auto {
+                (n / 4).max(d)
+            } else {
+                n
+            };
+            let f = if precomputed {
+                let diag = (0..n).map(|i| x[(i, i)]).collect();
+                factorize(diag, self.rank_tolerance, max_rank, |p, out| {
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = 0.5 * (x[(i, p)] + x[(p, i)]);
+                    }
+                })
+            } else {
+                let x_sq = row_sq_norms(x);
+                let diag = x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
+                factorize(diag, self.rank_tolerance, max_rank, |p, out| {
+                    let c = kernel.block(x, &x_sq, x.subrows(p, 1), &x_sq[p..=p], Par::Seq);
+                    out.copy_from_slice(c.col_as_slice(0));
+                    out[p] = kernel.diag_value(x_sq[p]);
+                })
+            };
+            if f.complete {
+                let means = KernelMeans::of_factor(f.g.as_ref());
+                let mut g = f.g;
+                if self.centering {
+                    for j in 0..g.ncols() {
+                        let col = g.col_as_slice_mut(j);
+                        let mean = col.iter().sum::<f64>() / n as f64;
+                        col.iter_mut().for_each(|v| *v -= mean);
+                    }
+                }
+                let eig = top_eigen_of_factor(g.as_ref(), d, self.rank_tolerance)?;
+                let residual = ResidualFactor::from_cholesky(f.chol, self.rank_tolerance);
+                Some((means, residual, eig))
+            } else {
+                fallback_note = Some(format!(
+                    "numerical rank of K above {max_rank} (N/4): used the N×N solver"
+                ));
+                None
+            }
+        } else {
+            None
+        };
+        let (means, residual, mut eig) = match fitted {
+            Some(f) => f,
+            None => {
+                let mut k = if precomputed {
+                    let mut k = x.to_owned();
+                    crate::kernel::distance::symmetrize(&mut k);
+                    k
+                } else {
+                    kernel.gram(x, Par::rayon(0))
+                };
+                let means = KernelMeans::of(&k);
+                let residual = ResidualFactor::new(k.as_ref(), self.rank_tolerance);
+                if self.centering {
+                    means.center(&mut k);
+                }
+                let solver = if self.solver == Solver::LowRank {
+                    Solver::Auto
+                } else {
+                    self.solver
+                };
+                let eig = top_eigen(k.as_ref(), d, solver)?;
+                (means, residual, eig)
+            }
+        };
+        if eig.note.is_none() {
+            eig.note = fallback_note;
+        }
         let tol = self.rank_tolerance * eig.values[0].max(0.0);
         if eig.values[d - 1] <= tol || eig.values[d - 1] <= 0.0 {
             return Err(Error::NotEnoughPositiveEigenvalues {
