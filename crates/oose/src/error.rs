@@ -66,6 +66,33 @@ pub enum Error {
         tolerance: f64,
     },
     /// The eigensolver failed to converge.
+    /// An entry violates what the input must be (a negative dissimilarity, an
+    /// asymmetric pair, a non-zero diagonal).
+    #[error("{what}: {reason} at row {row}, column {col} (0-based; value {value})")]
+    InvalidValue {
+        /// The input.
+        what: &'static str,
+        /// Row of the offending entry.
+        row: usize,
+        /// Column of the offending entry.
+        col: usize,
+        /// The entry.
+        value: f64,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A neighbourhood graph falls apart into several connected components.
+    #[error(
+        "the {k}-nearest-neighbour graph is disconnected: {} components, sizes {sizes:?} \
+         (largest first); increase the number of neighbours or embed the largest component",
+        sizes.len()
+    )]
+    Disconnected {
+        /// The number of neighbours used.
+        k: usize,
+        /// Component sizes, largest first.
+        sizes: Vec<usize>,
+    },
     #[error("eigensolver failed: {0}")]
     Eigensolver(String),
     /// A model file or byte string could not be read.

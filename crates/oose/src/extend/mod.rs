@@ -4,7 +4,9 @@
 //! parallel (rayon). Rows are independent, so the result does not depend on the
 //! chunking (the extension is sample-wise, DESIGN.md).
 
-use crate::error::Result;
+pub mod restricted;
+
+use crate::error::{Error, Result};
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
@@ -20,6 +22,43 @@ pub struct Extension {
     /// Feature-space squared distance of z to the fitted d-dimensional principal
     /// subspace; ≥ `residual`.
     pub reconstruction_error: Vec<f64>,
+    /// Method- and strategy-specific per-point diagnostics (named columns, one value per
+    /// point), e.g. `beta_minus_projection`, `objective_projection`, `lambda`.
+    pub extra: Vec<Column>,
+}
+
+/// A named per-point diagnostic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    /// Column name (as written in the CLI's CSV header).
+    pub name: &'static str,
+    /// One value per extended point.
+    pub values: Vec<f64>,
+}
+
+/// How a new object is placed into a (centred) inner-product embedding (SPEC §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// ŷ = Λ^{−1/2} Uᵀ b (Gower = Bengio = Nyström = Landmark-MDS triangulation).
+    #[default]
+    Projection,
+    /// The global minimiser of 2||Xy − b||² + (yᵀy − β)² (Trosset–Priebe), one object
+    /// at a time.
+    Restricted,
+}
+
+impl Strategy {
+    /// Parses `projection` or `restricted`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "projection" => Ok(Strategy::Projection),
+            "restricted" => Ok(Strategy::Restricted),
+            _ => Err(Error::param(
+                "strategy",
+                format!("expected projection or restricted, got {name:?}"),
+            )),
+        }
+    }
 }
 
 impl Extension {
@@ -61,7 +100,18 @@ where
     let mut coordinates = Mat::<f64>::zeros(m, d);
     let mut residual = Vec::with_capacity(m);
     let mut reconstruction_error = Vec::with_capacity(m);
+    let mut extra: Vec<Column> = parts[0]
+        .extra
+        .iter()
+        .map(|c| Column {
+            name: c.name,
+            values: Vec::with_capacity(m),
+        })
+        .collect();
     for (s, p) in starts.iter().zip(parts) {
+        for (dst, src) in extra.iter_mut().zip(&p.extra) {
+            dst.values.extend_from_slice(&src.values);
+        }
         coordinates
             .as_mut()
             .subrows_mut(*s, p.len())
@@ -73,5 +123,6 @@ where
         coordinates,
         residual,
         reconstruction_error,
+        extra,
     })
 }

@@ -395,6 +395,7 @@ impl FittedKernelPca {
             coordinates: y,
             residual,
             reconstruction_error,
+            extra: Vec::new(),
         }
     }
 

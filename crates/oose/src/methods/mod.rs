@@ -2,6 +2,7 @@
 //! returns a fitted model implementing [`OutOfSample`].
 
 pub mod kernel_pca;
+pub mod mds;
 pub mod pca;
 
 use crate::error::Result;

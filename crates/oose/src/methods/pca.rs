@@ -181,6 +181,7 @@ impl FittedPca {
             coordinates: y,
             residual,
             reconstruction_error: rec,
+            extra: Vec::new(),
         }
     }
 

@@ -48,6 +48,11 @@ impl StoredMat {
     }
 
     /// Whether the data length matches the shape (checked after decoding a file).
+    /// True when the stored data is consistent and has shape rows×cols.
+    pub fn is_shape(&self, rows: usize, cols: usize) -> bool {
+        self.is_consistent() && self.nrows() == rows && self.ncols() == cols
+    }
+
     pub fn is_consistent(&self) -> bool {
         self.nrows.checked_mul(self.ncols) == Some(self.data.len())
     }

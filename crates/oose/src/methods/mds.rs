@@ -1,0 +1,814 @@
+//! Classical multidimensional scaling (SPEC §5, seed 001) on points, squared or plain
+//! dissimilarities, or similarities, with out-of-sample extension by projection or
+//! restricted reconstruction (one object, several jointly, the arc).
+//!
+//! Every input is turned into a similarity Γ: points and dissimilarities give
+//! Γ = −½Δ₂, similarities are Γ itself. Then B = P Γ P (P = I − 11ᵀ/N),
+//! B = U Λ Uᵀ, X = U_d Λ_d^{1/2}. A new object brings its similarities γ(z, x_i) and
+//! γ(z, z); centring them with the training means gives τ_w's b and β (SPEC §5) —
+//! for Γ = −½Δ₂ this is exactly b_i = −½(a₂ᵢ − mean a₂ − mean_j Δ₂ᵢⱼ + mean Δ₂) and
+//! β = −½(0 − 2 mean a₂ + mean Δ₂). Projection: ŷ = Λ_d^{−1/2} U_dᵀ b. The shared core
+//! [`Cmds`] is also what Landmark MDS and Isomap fit.
+
+use crate::diagnostics::residual::ResidualFactor;
+use crate::error::{Error, Result};
+use crate::extend::restricted::{self, restricted, restricted_joint, Joint};
+use crate::extend::{by_chunks, Column, Extension, Strategy};
+use crate::kernel::distance::{row_sq_norms, sq_distances};
+use crate::linalg::center::KernelMeans;
+use crate::linalg::eigen::{top_eigen, Solver};
+use crate::methods::OutOfSample;
+use crate::model::stored::StoredMat;
+use crate::validate;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
+use serde::{Deserialize, Serialize};
+
+/// What the training input of a classical MDS was; new objects come in the same kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Proximity {
+    /// Points (N×D); new objects are points.
+    Points,
+    /// Squared dissimilarities Δ₂ (N×N); a new object is its row a₂ (N values).
+    SquaredDissimilarities,
+    /// Dissimilarities δ (N×N); a new object is its row of δ (N values).
+    Dissimilarities,
+    /// Similarities Γ (N×N, symmetric); a new object is its row of γ(z, xᵢ), optionally
+    /// followed by γ(z, z) (N + 1 values; needed for β unless Γ has a constant diagonal).
+    Similarities,
+}
+
+impl Proximity {
+    /// The name used on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Proximity::Points => "points",
+            Proximity::SquaredDissimilarities => "squared-dissimilarities",
+            Proximity::Dissimilarities => "dissimilarities",
+            Proximity::Similarities => "similarities",
+        }
+    }
+}
+
+/// Classical MDS parameters.
+///
+/// ```
+/// use oose::methods::mds::ClassicalMds;
+/// use faer::mat;
+/// // Seed 001 Example 2.
+/// let d2 = mat![[0.0, 100.0, 45.0, 45.0], [100.0, 0.0, 45.0, 45.0],
+///               [45.0, 45.0, 0.0, 64.0], [45.0, 45.0, 64.0, 0.0]];
+/// let m = ClassicalMds { n_components: 2, ..Default::default() }
+///     .fit_squared_dissimilarities(d2.as_ref()).unwrap();
+/// assert!((m.core().eigenvalues()[0] - 50.0).abs() < 1e-12);
+/// assert!((m.core().eigenvalues()[1] - 32.0).abs() < 1e-12);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClassicalMds {
+    /// Embedding dimension d (default 2).
+    pub n_components: usize,
+    /// Eigensolver (default `Auto`).
+    pub solver: Solver,
+    /// Relative tolerance for positive eigenvalues and the residual factor (1e-12).
+    pub rank_tolerance: f64,
+}
+
+impl Default for ClassicalMds {
+    fn default() -> Self {
+        ClassicalMds {
+            n_components: 2,
+            solver: Solver::Auto,
+            rank_tolerance: 1e-12,
+        }
+    }
+}
+
+/// The fitted core shared by classical MDS, Landmark MDS and Isomap: the training
+/// means of Γ, the top-d eigenpairs of B = PΓP, and what the diagnostics need.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cmds {
+    n_train: usize,
+    means: KernelMeans,
+    eigenvalues: Vec<f64>,
+    /// The most negative eigenvalues of B (up to d of them, most negative first) when
+    /// they were computed; empty when B is known or found to be PSD.
+    negative_eigenvalues: Vec<f64>,
+    embedding: StoredMat,
+    projector: StoredMat,
+    proj_col_sums: Vec<f64>,
+    proj_row_means: Vec<f64>,
+    /// Pivoted Cholesky of B when B is positive semidefinite (then the residual
+    /// k₀(z, z) = β − bᵀB⁺b is defined).
+    residual: Option<ResidualFactor>,
+    solver_used: Solver,
+    solver_note: Option<String>,
+}
+
+/// Whether B is known to be positive semidefinite (points), or must be checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Definiteness {
+    /// Γ comes from Euclidean points: B is PSD.
+    Psd,
+    /// Compute the most negative eigenvalues and report them.
+    Check,
+    /// Neither report negative eigenvalues nor compute a residual (Isomap's geodesics).
+    Skip,
+}
+
+impl Cmds {
+    /// Fits on the symmetric N×N similarity matrix `gamma` (consumed).
+    pub(crate) fn fit(
+        mut gamma: Mat<f64>,
+        d: usize,
+        solver: Solver,
+        tol: f64,
+        definiteness: Definiteness,
+    ) -> Result<Cmds> {
+        let n = gamma.nrows();
+        if d == 0 || d > n {
+            return Err(Error::param(
+                "n_components",
+                format!("must be between 1 and the number of training objects ({n}), got {d}"),
+            ));
+        }
+        if !(0.0..1.0).contains(&tol) {
+            return Err(Error::param(
+                "rank_tolerance",
+                format!("must be in [0, 1), got {tol}"),
+            ));
+        }
+        let means = KernelMeans::of(&gamma);
+        means.center(&mut gamma);
+        let b = gamma;
+        let solver = if solver == Solver::LowRank {
+            Solver::Auto
+        } else {
+            solver
+        };
+        let eig = top_eigen(b.as_ref(), d, solver)?;
+        let top = eig.values[0].max(0.0);
+        let floor = tol * top;
+        if eig.values[d - 1] <= floor || eig.values[d - 1] <= 0.0 {
+            return Err(Error::NotEnoughPositiveEigenvalues {
+                requested: d,
+                available: eig.values.iter().filter(|&&v| v > floor && v > 0.0).count(),
+                value: eig.values[d - 1],
+                tolerance: floor,
+            });
+        }
+        let mut negative_eigenvalues = Vec::new();
+        let psd = match definiteness {
+            Definiteness::Psd => true,
+            Definiteness::Skip => false,
+            Definiteness::Check => {
+                let neg_b = Mat::from_fn(n, n, |i, j| -b[(i, j)]);
+                let neg = top_eigen(neg_b.as_ref(), d, solver)?;
+                negative_eigenvalues = neg
+                    .values
+                    .iter()
+                    .filter(|&&v| v > floor)
+                    .map(|v| -v)
+                    .collect();
+                negative_eigenvalues.is_empty()
+            }
+        };
+        let residual = psd.then(|| ResidualFactor::new(b.as_ref(), tol));
+        drop(b);
+        let sqrt_l: Vec<f64> = eig.values.iter().map(|v| v.sqrt()).collect();
+        let u = &eig.vectors;
+        let embedding = Mat::from_fn(n, d, |i, j| u[(i, j)] * sqrt_l[j]);
+        let projector = Mat::from_fn(n, d, |i, j| u[(i, j)] / sqrt_l[j]);
+        let proj_col_sums = (0..d)
+            .map(|j| projector.col_as_slice(j).iter().sum())
+            .collect();
+        let proj_row_means = (0..d)
+            .map(|j| {
+                projector
+                    .col_as_slice(j)
+                    .iter()
+                    .zip(&means.row)
+                    .map(|(p, m)| p * m)
+                    .sum()
+            })
+            .collect();
+        Ok(Cmds {
+            n_train: n,
+            means,
+            eigenvalues: eig.values,
+            negative_eigenvalues,
+            embedding: StoredMat::from_mat(embedding.as_ref()),
+            projector: StoredMat::from_mat(projector.as_ref()),
+            proj_col_sums,
+            proj_row_means,
+            residual,
+            solver_used: eig.solver,
+            solver_note: eig.note,
+        })
+    }
+
+    /// Λ_d, largest first.
+    pub fn eigenvalues(&self) -> &[f64] {
+        &self.eigenvalues
+    }
+
+    /// The most negative eigenvalues of B (up to d, most negative first): evidence that
+    /// the dissimilarities are not Euclidean. Empty when B is positive semidefinite or
+    /// when they were not computed (Isomap).
+    pub fn negative_eigenvalues(&self) -> &[f64] {
+        &self.negative_eigenvalues
+    }
+
+    /// The training configuration X (N×d).
+    pub fn embedding(&self) -> MatRef<'_, f64> {
+        self.embedding.view()
+    }
+
+    /// Number of training objects.
+    pub fn n_train(&self) -> usize {
+        self.n_train
+    }
+
+    /// The eigensolver actually used, and why it differs from the requested one.
+    pub fn solver_used(&self) -> (Solver, Option<&str>) {
+        (self.solver_used, self.solver_note.as_deref())
+    }
+
+    /// Whether the residual kernel is available (B positive semidefinite).
+    pub fn has_residual(&self) -> bool {
+        self.residual.is_some()
+    }
+
+    /// Numerical rank of B used by the residual, when available.
+    pub fn residual_rank(&self) -> Option<usize> {
+        self.residual.as_ref().map(|r| r.rank())
+    }
+
+    /// Projections ŷ (m×d), centred self-similarities β and out-of-span parts ρ of new
+    /// objects given their similarity rows `rows` (m×N) and γ(z, z) (NaN if unknown).
+    /// Also returns the centred rows when `want_centred`.
+    fn project(
+        &self,
+        rows: MatRef<'_, f64>,
+        self_sim: &[f64],
+        want_centred: bool,
+    ) -> (Mat<f64>, Vec<f64>, Vec<f64>, Option<Mat<f64>>) {
+        let m = rows.nrows();
+        let d = self.eigenvalues.len();
+        let n = self.n_train as f64;
+        let mut y = Mat::<f64>::zeros(m, d);
+        matmul(
+            y.as_mut(),
+            Accum::Replace,
+            rows,
+            self.projector.view(),
+            1.0,
+            Par::Seq,
+        );
+        let mut mz = vec![0.0; m];
+        for j in 0..self.n_train {
+            for (acc, &v) in mz.iter_mut().zip(rows.col(j).iter()) {
+                *acc += v;
+            }
+        }
+        mz.iter_mut().for_each(|v| *v /= n);
+        let g = self.means.grand;
+        for j in 0..d {
+            let (cs, rm) = (self.proj_col_sums[j], self.proj_row_means[j]);
+            for (i, v) in y.col_as_slice_mut(j).iter_mut().enumerate() {
+                *v += (g - mz[i]) * cs - rm;
+            }
+        }
+        // b_i = γ(z, x_i) − mean_j γ(z, x_j) − mean_j Γ_ij + mean Γ.
+        let shift: Vec<f64> = mz.iter().map(|v| g - v).collect();
+        let mut b_sq = vec![0.0; m];
+        let mut centred = want_centred.then(|| Mat::<f64>::zeros(m, self.n_train));
+        for j in 0..self.n_train {
+            let rm = self.means.row[j];
+            let col = rows.col(j);
+            for i in 0..m {
+                let v = col[i] - rm + shift[i];
+                b_sq[i] += v * v;
+                if let Some(c) = centred.as_mut() {
+                    c[(i, j)] = v;
+                }
+            }
+        }
+        let beta: Vec<f64> = (0..m).map(|i| self_sim[i] - 2.0 * mz[i] + g).collect();
+        let rho: Vec<f64> = (0..m)
+            .map(|i| {
+                let q: f64 = (0..d)
+                    .map(|j| self.eigenvalues[j] * y[(i, j)] * y[(i, j)])
+                    .sum();
+                (b_sq[i] - q).max(0.0)
+            })
+            .collect();
+        (y, beta, rho, centred)
+    }
+
+    /// Extends one block of new objects given their similarity rows (m×N) and
+    /// self-similarities (NaN where unknown).
+    pub(crate) fn extend_block(
+        &self,
+        rows: MatRef<'_, f64>,
+        self_sim: &[f64],
+        strategy: Strategy,
+    ) -> Result<Extension> {
+        let m = rows.nrows();
+        let d = self.eigenvalues.len();
+        let (mut y, beta, rho, centred) = self.project(rows, self_sim, self.residual.is_some());
+        let e = &self.eigenvalues;
+        let norms: Vec<f64> = (0..m)
+            .map(|i| (0..d).map(|j| y[(i, j)] * y[(i, j)]).sum())
+            .collect();
+        let ignored: Vec<f64> = (0..m).map(|i| beta[i] - norms[i]).collect();
+        let residual = match (&self.residual, centred) {
+            (Some(r), Some(c)) => {
+                let res = r.residuals(c.as_ref(), &beta);
+                res.into_iter()
+                    .zip(&beta)
+                    .map(|(v, b)| if b.is_nan() { f64::NAN } else { v })
+                    .collect()
+            }
+            _ => vec![f64::NAN; m],
+        };
+        let reconstruction_error: Vec<f64> = ignored.iter().map(|v| v.max(0.0)).collect();
+        let yrow = |y: &Mat<f64>, i: usize| (0..d).map(|j| y[(i, j)]).collect::<Vec<f64>>();
+        let obj_proj: Vec<f64> = (0..m)
+            .map(|i| {
+                let yi = yrow(&y, i);
+                restricted::objective(e, &yi, &yi, beta[i], rho[i])
+            })
+            .collect();
+        let mut extra = vec![
+            Column {
+                name: "beta_minus_projection",
+                values: ignored,
+            },
+            Column {
+                name: "objective_projection",
+                values: obj_proj,
+            },
+        ];
+        if strategy == Strategy::Restricted {
+            if let Some(i) = beta.iter().position(|b| b.is_nan()) {
+                return Err(Error::param(
+                    "strategy",
+                    format!(
+                        "restricted reconstruction needs γ(z, z) for every new object; \
+                         object {i} has none (append it as an extra column)"
+                    ),
+                ));
+            }
+            let mut lambda = Vec::with_capacity(m);
+            let mut unique = Vec::with_capacity(m);
+            let mut obj = Vec::with_capacity(m);
+            for i in 0..m {
+                let yh = yrow(&y, i);
+                let r = restricted(e, &yh, beta[i]);
+                obj.push(restricted::objective(e, &r.y, &yh, beta[i], rho[i]));
+                for (j, v) in r.y.iter().enumerate() {
+                    y[(i, j)] = *v;
+                }
+                lambda.push(r.lambda);
+                unique.push(if r.unique { 1.0 } else { 0.0 });
+            }
+            extra.push(Column {
+                name: "objective_restricted",
+                values: obj,
+            });
+            extra.push(Column {
+                name: "lambda",
+                values: lambda,
+            });
+            extra.push(Column {
+                name: "unique",
+                values: unique,
+            });
+        }
+        Ok(Extension {
+            coordinates: y,
+            residual,
+            reconstruction_error,
+            extra,
+        })
+    }
+
+    /// Extends new objects given their similarity rows, in parallel chunks.
+    pub(crate) fn extend_rows(
+        &self,
+        rows: MatRef<'_, f64>,
+        self_sim: &[f64],
+        strategy: Strategy,
+    ) -> Result<Extension> {
+        by_chunks(rows, self.n_train, self.eigenvalues.len(), |s, c| {
+            self.extend_block(c, &self_sim[s..s + c.nrows()], strategy)
+        })
+    }
+
+    /// Joint restricted reconstruction from similarity rows (k×N), self-similarities and
+    /// the k×k similarities among the new objects (`mutual`, diagonal = γ(z, z)).
+    pub(crate) fn joint_rows(&self, rows: MatRef<'_, f64>, mutual: MatRef<'_, f64>) -> Joint {
+        let k = rows.nrows();
+        let diag: Vec<f64> = (0..k).map(|p| mutual[(p, p)]).collect();
+        let (y, _, rho, _) = self.project(rows, &diag, false);
+        let n = self.n_train as f64;
+        let mz: Vec<f64> = (0..k)
+            .map(|p| (0..self.n_train).map(|i| rows[(p, i)]).sum::<f64>() / n)
+            .collect();
+        let g = self.means.grand;
+        let beta = Mat::from_fn(k, k, |p, q| {
+            0.5 * (mutual[(p, q)] + mutual[(q, p)]) - mz[p] - mz[q] + g
+        });
+        restricted_joint(&self.eigenvalues, &y, &beta, &rho)
+    }
+
+    /// Points on the arc from projection to restricted reconstruction for one object.
+    pub(crate) fn arc_row(&self, row: &[f64], self_sim: f64, steps: usize) -> Vec<(f64, Vec<f64>)> {
+        let r = MatRef::from_row_major_slice(row, 1, row.len());
+        let (y, beta, _, _) = self.project(r, &[self_sim], false);
+        let yh: Vec<f64> = (0..y.ncols()).map(|j| y[(0, j)]).collect();
+        restricted::arc(&self.eigenvalues, &yh, beta[0], steps)
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        let (n, d) = (self.n_train, self.eigenvalues.len());
+        d >= 1
+            && self.means.row.len() == n
+            && self.embedding.is_shape(n, d)
+            && self.projector.is_shape(n, d)
+            && self.proj_col_sums.len() == d
+            && self.proj_row_means.len() == d
+            && self.residual.as_ref().is_none_or(|r| r.is_consistent(n))
+    }
+}
+
+/// A fitted classical MDS.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedMds {
+    params: ClassicalMds,
+    input: Proximity,
+    /// Training points (Points input only).
+    x: StoredMat,
+    x_sq: Vec<f64>,
+    /// The constant diagonal of Γ (similarities), used as γ(z, z) when not given.
+    constant_diagonal: Option<f64>,
+    core: Cmds,
+}
+
+impl ClassicalMds {
+    /// Fits on points (N×D): Δ₂ = squared Euclidean distances.
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedMds> {
+        validate::finite_nonempty("training data", x)?;
+        let sq = row_sq_norms(x);
+        let mut gamma = sq_distances(x, &sq, x, &sq, Par::rayon(0));
+        crate::kernel::distance::symmetrize(&mut gamma);
+        let n = x.nrows();
+        for j in 0..n {
+            for v in gamma.col_as_slice_mut(j) {
+                *v *= -0.5;
+            }
+            gamma[(j, j)] = 0.0;
+        }
+        let core = Cmds::fit(
+            gamma,
+            self.n_components,
+            self.solver,
+            self.rank_tolerance,
+            Definiteness::Psd,
+        )?;
+        Ok(FittedMds {
+            params: self.clone(),
+            input: Proximity::Points,
+            x: StoredMat::from_mat(x),
+            x_sq: sq,
+            constant_diagonal: None,
+            core,
+        })
+    }
+
+    /// Fits on squared dissimilarities Δ₂ (N×N: symmetric, ≥ 0, zero diagonal).
+    pub fn fit_squared_dissimilarities(&self, d2: MatRef<'_, f64>) -> Result<FittedMds> {
+        self.fit_proximity(d2, Proximity::SquaredDissimilarities)
+    }
+
+    /// Fits on dissimilarities δ (N×N: symmetric, ≥ 0, zero diagonal); Δ₂ = δ².
+    pub fn fit_dissimilarities(&self, delta: MatRef<'_, f64>) -> Result<FittedMds> {
+        self.fit_proximity(delta, Proximity::Dissimilarities)
+    }
+
+    /// Fits on a symmetric similarity matrix Γ (not necessarily PSD: only the top-d
+    /// eigenpairs are used, the truncated B̄ of SPEC §5).
+    pub fn fit_similarities(&self, gamma: MatRef<'_, f64>) -> Result<FittedMds> {
+        self.fit_proximity(gamma, Proximity::Similarities)
+    }
+
+    /// Fits on any kind of input.
+    pub fn fit_proximity(&self, m: MatRef<'_, f64>, kind: Proximity) -> Result<FittedMds> {
+        if kind == Proximity::Points {
+            return self.fit(m);
+        }
+        let what = proximity_what(kind);
+        validate::finite_nonempty(what, m)?;
+        check_square_symmetric(what, m)?;
+        let n = m.nrows();
+        if kind != Proximity::Similarities {
+            check_dissimilarity_values(what, m)?;
+        }
+        let gamma = Mat::from_fn(n, n, |i, j| {
+            let v = 0.5 * (m[(i, j)] + m[(j, i)]);
+            to_similarity(kind, v)
+        });
+        let constant_diagonal = (kind == Proximity::Similarities)
+            .then(|| {
+                let d0 = gamma[(0, 0)];
+                (0..n).all(|i| gamma[(i, i)] == d0).then_some(d0)
+            })
+            .flatten();
+        let core = Cmds::fit(
+            gamma,
+            self.n_components,
+            self.solver,
+            self.rank_tolerance,
+            Definiteness::Check,
+        )?;
+        Ok(FittedMds {
+            params: self.clone(),
+            input: kind,
+            x: StoredMat::default(),
+            x_sq: Vec::new(),
+            constant_diagonal,
+            core,
+        })
+    }
+}
+
+fn proximity_what(kind: Proximity) -> &'static str {
+    match kind {
+        Proximity::Points => "training data",
+        Proximity::SquaredDissimilarities => "squared dissimilarity matrix",
+        Proximity::Dissimilarities => "dissimilarity matrix",
+        Proximity::Similarities => "similarity matrix",
+    }
+}
+
+fn to_similarity(kind: Proximity, v: f64) -> f64 {
+    match kind {
+        Proximity::SquaredDissimilarities => -0.5 * v,
+        Proximity::Dissimilarities => -0.5 * v * v,
+        Proximity::Similarities | Proximity::Points => v,
+    }
+}
+
+fn check_square_symmetric(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
+    let n = m.nrows();
+    if m.ncols() != n {
+        return Err(Error::Shape {
+            what,
+            expected: format!("a square matrix ({n}×{n})"),
+            got: format!("{n}×{}", m.ncols()),
+        });
+    }
+    for j in 0..n {
+        for i in (j + 1)..n {
+            let (a, b) = (m[(i, j)], m[(j, i)]);
+            if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
+                return Err(Error::InvalidValue {
+                    what,
+                    row: i,
+                    col: j,
+                    value: a,
+                    reason: "not symmetric (the mirrored entry differs)",
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_dissimilarity_values(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
+    let n = m.nrows();
+    for i in 0..n {
+        if m[(i, i)] != 0.0 {
+            return Err(Error::InvalidValue {
+                what,
+                row: i,
+                col: i,
+                value: m[(i, i)],
+                reason: "non-zero diagonal",
+            });
+        }
+    }
+    check_nonnegative(what, m)
+}
+
+fn check_nonnegative(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
+    for i in 0..m.nrows() {
+        for j in 0..m.ncols() {
+            if m[(i, j)] < 0.0 {
+                return Err(Error::InvalidValue {
+                    what,
+                    row: i,
+                    col: j,
+                    value: m[(i, j)],
+                    reason: "negative dissimilarity",
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+impl FittedMds {
+    /// The parameters used.
+    pub fn params(&self) -> &ClassicalMds {
+        &self.params
+    }
+
+    /// The kind of input the model was fitted on (new objects come in the same kind).
+    pub fn input(&self) -> Proximity {
+        self.input
+    }
+
+    /// The fitted core (eigenvalues, negative eigenvalues, solver).
+    pub fn core(&self) -> &Cmds {
+        &self.core
+    }
+
+    /// Similarity rows (m×N) and γ(z, z) of new objects given in the input's kind.
+    fn similarity_rows(&self, new: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<f64>)> {
+        let n = self.core.n_train;
+        let m = new.nrows();
+        match self.input {
+            Proximity::Points => {
+                validate::columns("new points", new, self.x.ncols())?;
+                validate::finite("new points", new)?;
+                let z_sq = row_sq_norms(new);
+                let mut rows = sq_distances(new, &z_sq, self.x.view(), &self.x_sq, Par::Seq);
+                for j in 0..n {
+                    rows.col_as_slice_mut(j).iter_mut().for_each(|v| *v *= -0.5);
+                }
+                Ok((rows, vec![0.0; m]))
+            }
+            Proximity::SquaredDissimilarities | Proximity::Dissimilarities => {
+                let what = "dissimilarities of new objects";
+                validate::columns(what, new, n)?;
+                validate::finite(what, new)?;
+                check_nonnegative(what, new)?;
+                let rows = Mat::from_fn(m, n, |i, j| to_similarity(self.input, new[(i, j)]));
+                Ok((rows, vec![0.0; m]))
+            }
+            Proximity::Similarities => {
+                let what = "similarities of new objects";
+                if new.ncols() != n && new.ncols() != n + 1 {
+                    return Err(Error::Shape {
+                        what,
+                        expected: format!("{n} columns, or {} with γ(z, z) last", n + 1),
+                        got: format!("{} columns", new.ncols()),
+                    });
+                }
+                validate::finite(what, new)?;
+                let rows = new.subcols(0, n).to_owned();
+                let self_sim = if new.ncols() == n + 1 {
+                    (0..m).map(|i| new[(i, n)]).collect()
+                } else {
+                    vec![self.constant_diagonal.unwrap_or(f64::NAN); m]
+                };
+                Ok((rows, self_sim))
+            }
+        }
+    }
+
+    /// Extends new objects with the chosen strategy. Diagnostics: `residual` (when B is
+    /// PSD), `reconstruction_error` = max(0, β − ||ŷ||²), and the columns
+    /// `beta_minus_projection`, `objective_projection` (plus `objective_restricted`,
+    /// `lambda`, `unique` for restricted reconstruction).
+    pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+        if self.input == Proximity::Points {
+            validate::columns("new points", new, self.x.ncols())?;
+            validate::finite("new points", new)?;
+            let d = self.core.eigenvalues.len();
+            return by_chunks(new, self.core.n_train, d, |_, z| {
+                let (rows, s) = self.similarity_rows(z)?;
+                self.core.extend_block(rows.as_ref(), &s, strategy)
+            });
+        }
+        let (rows, s) = self.similarity_rows(new)?;
+        self.core.extend_rows(rows.as_ref(), &s, strategy)
+    }
+
+    /// Joint restricted reconstruction of the k new objects in `new` (SPEC §5). For
+    /// points the mutual dissimilarities are computed; otherwise `mutual` (k×k, in the
+    /// input's kind: squared or plain dissimilarities with zero diagonal, or similarities
+    /// with γ(z, z) on the diagonal) must be given.
+    pub fn extend_joint(
+        &self,
+        new: MatRef<'_, f64>,
+        mutual: Option<MatRef<'_, f64>>,
+    ) -> Result<Joint> {
+        let (rows, self_sim) = self.similarity_rows(new)?;
+        let k = new.nrows();
+        if k == 0 {
+            return Err(Error::Empty {
+                what: "new objects",
+                rows: 0,
+                cols: new.ncols(),
+            });
+        }
+        let mutual_sim = match (self.input, mutual) {
+            (Proximity::Points, _) => {
+                let sq = row_sq_norms(new);
+                let mut g = sq_distances(new, &sq, new, &sq, Par::Seq);
+                for j in 0..k {
+                    g.col_as_slice_mut(j).iter_mut().for_each(|v| *v *= -0.5);
+                    g[(j, j)] = 0.0;
+                }
+                g
+            }
+            (_, None) => {
+                return Err(Error::param(
+                    "mutual",
+                    "joint restricted reconstruction of proximity data needs the k×k \
+                     proximities among the new objects",
+                ))
+            }
+            (kind, Some(mm)) => {
+                let what = "proximities among the new objects";
+                validate::finite(what, mm)?;
+                if mm.nrows() != k || mm.ncols() != k {
+                    return Err(Error::Shape {
+                        what,
+                        expected: format!("{k}×{k}"),
+                        got: format!("{}×{}", mm.nrows(), mm.ncols()),
+                    });
+                }
+                check_square_symmetric(what, mm)?;
+                if kind != Proximity::Similarities {
+                    check_dissimilarity_values(what, mm)?;
+                }
+                let g = Mat::from_fn(k, k, |i, j| to_similarity(kind, mm[(i, j)]));
+                if kind == Proximity::Similarities {
+                    for (i, s) in self_sim.iter().enumerate() {
+                        if !s.is_nan() && (g[(i, i)] - s).abs() > 1e-10 * (1.0 + s.abs()) {
+                            return Err(Error::InvalidValue {
+                                what,
+                                row: i,
+                                col: i,
+                                value: g[(i, i)],
+                                reason: "diagonal differs from the γ(z, z) given with the rows",
+                            });
+                        }
+                    }
+                }
+                g
+            }
+        };
+        Ok(self.core.joint_rows(rows.as_ref(), mutual_sim.as_ref()))
+    }
+
+    /// `steps + 1` points on the arc from the projection (λ = 0) to the restricted
+    /// reconstruction (λ*) of each new object: `(object, λ, y)`.
+    pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        let (rows, self_sim) = self.similarity_rows(new)?;
+        let mut out = Vec::new();
+        for i in 0..rows.nrows() {
+            if self_sim[i].is_nan() {
+                return Err(Error::param(
+                    "strategy",
+                    format!("the arc needs γ(z, z); object {i} has none"),
+                ));
+            }
+            let row: Vec<f64> = (0..rows.ncols()).map(|j| rows[(i, j)]).collect();
+            for (l, y) in self.core.arc_row(&row, self_sim[i], steps) {
+                out.push((i, l, y));
+            }
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        let n = self.core.n_train;
+        self.core.is_consistent()
+            && match self.input {
+                Proximity::Points => self.x.nrows() == n && self.x_sq.len() == n,
+                _ => self.x.nrows() == 0,
+            }
+    }
+}
+
+impl OutOfSample for FittedMds {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.core.embedding()
+    }
+
+    /// Projection (use [`FittedMds::extend_with`] for restricted reconstruction).
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        self.extend_with(new, Strategy::Projection)
+    }
+
+    fn input_width(&self) -> usize {
+        match self.input {
+            Proximity::Points => self.x.ncols(),
+            _ => self.core.n_train,
+        }
+    }
+}
