@@ -27,6 +27,7 @@ pub mod kernel;
 pub mod linalg;
 pub mod methods;
 pub mod model;
+pub mod neighbors;
 pub mod rng;
 mod validate;
 

@@ -14,7 +14,79 @@
 //! case detected). Several objects jointly: F(Y) = Σ 2ρ_p + 2(y_p − ŷ_p)ᵀΛ(y_p − ŷ_p)
 //! + ||Y Yᵀ − β||²_F, minimised by L-BFGS from several starts.
 
+use crate::error::{Error, Result};
+use crate::extend::{Column, Strategy};
 use faer::Mat;
+
+/// Applies `strategy` to projections `y` (m×d, replaced in place by the restricted
+/// reconstructions when asked) of objects with centred self-similarities `beta` and
+/// out-of-span parts `rho`. Returns the per-object diagnostics: `beta_minus_projection`
+/// (β − ||ŷ||², what the projection ignores), `objective_projection`, and for
+/// restricted reconstruction `objective_restricted`, `lambda` (λ*), `unique` (1 or 0).
+pub(crate) fn apply_strategy(
+    e: &[f64],
+    y: &mut Mat<f64>,
+    beta: &[f64],
+    rho: &[f64],
+    strategy: Strategy,
+) -> Result<Vec<Column>> {
+    let (m, d) = (y.nrows(), y.ncols());
+    let row = |y: &Mat<f64>, i: usize| (0..d).map(|j| y[(i, j)]).collect::<Vec<f64>>();
+    let mut ignored = Vec::with_capacity(m);
+    let mut obj_proj = Vec::with_capacity(m);
+    for i in 0..m {
+        let yi = row(y, i);
+        ignored.push(beta[i] - yi.iter().map(|v| v * v).sum::<f64>());
+        obj_proj.push(objective(e, &yi, &yi, beta[i], rho[i]));
+    }
+    let mut extra = vec![
+        Column {
+            name: "beta_minus_projection",
+            values: ignored,
+        },
+        Column {
+            name: "objective_projection",
+            values: obj_proj,
+        },
+    ];
+    if strategy == Strategy::Restricted {
+        if let Some(i) = beta.iter().position(|b| b.is_nan()) {
+            return Err(Error::param(
+                "strategy",
+                format!(
+                    "restricted reconstruction needs the self-similarity of every new object; \
+                     object {i} has none"
+                ),
+            ));
+        }
+        let mut lambda = Vec::with_capacity(m);
+        let mut unique = Vec::with_capacity(m);
+        let mut obj = Vec::with_capacity(m);
+        for i in 0..m {
+            let yh = row(y, i);
+            let r = restricted(e, &yh, beta[i]);
+            obj.push(objective(e, &r.y, &yh, beta[i], rho[i]));
+            for (j, v) in r.y.iter().enumerate() {
+                y[(i, j)] = *v;
+            }
+            lambda.push(r.lambda);
+            unique.push(if r.unique { 1.0 } else { 0.0 });
+        }
+        extra.push(Column {
+            name: "objective_restricted",
+            values: obj,
+        });
+        extra.push(Column {
+            name: "lambda",
+            values: lambda,
+        });
+        extra.push(Column {
+            name: "unique",
+            values: unique,
+        });
+    }
+    Ok(extra)
+}
 
 /// The restricted reconstruction of one new object.
 #[derive(Clone, Debug, PartialEq)]

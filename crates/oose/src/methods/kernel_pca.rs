@@ -7,7 +7,8 @@
 
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
-use crate::extend::{by_chunks, Extension};
+use crate::extend::restricted::apply_strategy;
+use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
 use crate::linalg::center::KernelMeans;
@@ -334,12 +335,48 @@ impl FittedKernelPca {
         let d = self.eigenvalues.len();
         by_chunks(kz, self.n_train, d, |start, chunk| {
             let kzz = kzz.map(|v| &v[start..start + chunk.nrows()]);
-            Ok(self.extend_block(chunk, kzz))
+            self.extend_block(chunk, kzz, Strategy::Projection)
+        })
+    }
+
+    /// Extends with an explicit strategy (SPEC §5). Restricted reconstruction uses
+    /// b = the (centred) kernel row and β = k̃(z, z); it adds the diagnostics columns
+    /// `beta_minus_projection`, `objective_projection`, `objective_restricted`,
+    /// `lambda` and `unique`. Needs k(z, z), so not available for a precomputed kernel.
+    pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+        if strategy == Strategy::Projection {
+            return self.extend(new);
+        }
+        if self.params.kernel == Kernel::Precomputed {
+            return Err(Error::Unsupported(
+                "restricted reconstruction with a precomputed kernel needs k(z, z); \
+                 fit mds with --similarities instead"
+                    .into(),
+            ));
+        }
+        self.extend_points(new, strategy)
+    }
+
+    fn extend_points(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+        validate::columns("new points", new, self.x.ncols())?;
+        validate::finite("new points", new)?;
+        let d = self.eigenvalues.len();
+        let kernel = self.params.kernel;
+        by_chunks(new, self.n_train, d, |_, z| {
+            let z_sq = row_sq_norms(z);
+            let kz = kernel.block(z, &z_sq, self.x.view(), &self.x_sq, Par::Seq);
+            let kzz: Vec<f64> = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
+            self.extend_block(kz.as_ref(), Some(&kzz), strategy)
         })
     }
 
     /// Core of the extension for one block of kernel rows.
-    fn extend_block(&self, kz: MatRef<'_, f64>, kzz: Option<&[f64]>) -> Extension {
+    fn extend_block(
+        &self,
+        kz: MatRef<'_, f64>,
+        kzz: Option<&[f64]>,
+        strategy: Strategy,
+    ) -> Result<Extension> {
         let m = kz.nrows();
         let d = self.eigenvalues.len();
         let n = self.n_train as f64;
@@ -391,12 +428,50 @@ impl FittedKernelPca {
                 (res, rec)
             }
         };
-        Extension {
+        let extra = match (strategy, kzz) {
+            (Strategy::Projection, _) => Vec::new(),
+            (Strategy::Restricted, None) => {
+                return Err(Error::Unsupported(
+                    "restricted reconstruction needs k(z, z)".into(),
+                ))
+            }
+            (Strategy::Restricted, Some(kzz)) => {
+                // β and ρ = ||b||² − ŷᵀΛŷ of the (centred) kernel rows b.
+                let (shift, grand) = if self.params.centering {
+                    (mz.clone(), self.means.grand)
+                } else {
+                    (vec![0.0; m], 0.0)
+                };
+                let mut b_sq = vec![0.0; m];
+                for j in 0..self.n_train {
+                    let rm = if self.params.centering {
+                        self.means.row[j]
+                    } else {
+                        0.0
+                    };
+                    for (i, &v) in kz.col(j).iter().enumerate() {
+                        let b = v - shift[i] - rm + grand;
+                        b_sq[i] += b * b;
+                    }
+                }
+                let beta: Vec<f64> = (0..m).map(|i| kzz[i] - 2.0 * shift[i] + grand).collect();
+                let rho: Vec<f64> = (0..m)
+                    .map(|i| {
+                        let q: f64 = (0..d)
+                            .map(|j| self.eigenvalues[j] * y[(i, j)] * y[(i, j)])
+                            .sum();
+                        (b_sq[i] - q).max(0.0)
+                    })
+                    .collect();
+                apply_strategy(&self.eigenvalues, &mut y, &beta, &rho, strategy)?
+            }
+        };
+        Ok(Extension {
             coordinates: y,
             residual,
             reconstruction_error,
-            extra: Vec::new(),
-        }
+            extra,
+        })
     }
 
     pub(crate) fn is_consistent(&self) -> bool {
@@ -431,16 +506,7 @@ impl OutOfSample for FittedKernelPca {
         if self.params.kernel == Kernel::Precomputed {
             return self.extend_kernel_rows(new, None);
         }
-        validate::columns("new points", new, self.x.ncols())?;
-        validate::finite("new points", new)?;
-        let d = self.eigenvalues.len();
-        let kernel = self.params.kernel;
-        by_chunks(new, self.n_train, d, |_, z| {
-            let z_sq = row_sq_norms(z);
-            let kz = kernel.block(z, &z_sq, self.x.view(), &self.x_sq, Par::Seq);
-            let kzz: Vec<f64> = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
-            Ok(self.extend_block(kz.as_ref(), Some(&kzz)))
-        })
+        self.extend_points(new, Strategy::Projection)
     }
 
     fn input_width(&self) -> usize {

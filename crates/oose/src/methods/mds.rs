@@ -12,8 +12,8 @@
 
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
-use crate::extend::restricted::{self, restricted, restricted_joint, Joint};
-use crate::extend::{by_chunks, Column, Extension, Strategy};
+use crate::extend::restricted::{self, apply_strategy, restricted_joint, Joint};
+use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::{row_sq_norms, sq_distances};
 use crate::linalg::center::KernelMeans;
 use crate::linalg::eigen::{top_eigen, Solver};
@@ -316,11 +316,6 @@ impl Cmds {
         let m = rows.nrows();
         let d = self.eigenvalues.len();
         let (mut y, beta, rho, centred) = self.project(rows, self_sim, self.residual.is_some());
-        let e = &self.eigenvalues;
-        let norms: Vec<f64> = (0..m)
-            .map(|i| (0..d).map(|j| y[(i, j)] * y[(i, j)]).sum())
-            .collect();
-        let ignored: Vec<f64> = (0..m).map(|i| beta[i] - norms[i]).collect();
         let residual = match (&self.residual, centred) {
             (Some(r), Some(c)) => {
                 let res = r.residuals(c.as_ref(), &beta);
@@ -331,60 +326,13 @@ impl Cmds {
             }
             _ => vec![f64::NAN; m],
         };
-        let reconstruction_error: Vec<f64> = ignored.iter().map(|v| v.max(0.0)).collect();
-        let yrow = |y: &Mat<f64>, i: usize| (0..d).map(|j| y[(i, j)]).collect::<Vec<f64>>();
-        let obj_proj: Vec<f64> = (0..m)
+        let reconstruction_error = (0..m)
             .map(|i| {
-                let yi = yrow(&y, i);
-                restricted::objective(e, &yi, &yi, beta[i], rho[i])
+                let n2: f64 = (0..d).map(|j| y[(i, j)] * y[(i, j)]).sum();
+                (beta[i] - n2).max(0.0)
             })
             .collect();
-        let mut extra = vec![
-            Column {
-                name: "beta_minus_projection",
-                values: ignored,
-            },
-            Column {
-                name: "objective_projection",
-                values: obj_proj,
-            },
-        ];
-        if strategy == Strategy::Restricted {
-            if let Some(i) = beta.iter().position(|b| b.is_nan()) {
-                return Err(Error::param(
-                    "strategy",
-                    format!(
-                        "restricted reconstruction needs γ(z, z) for every new object; \
-                         object {i} has none (append it as an extra column)"
-                    ),
-                ));
-            }
-            let mut lambda = Vec::with_capacity(m);
-            let mut unique = Vec::with_capacity(m);
-            let mut obj = Vec::with_capacity(m);
-            for i in 0..m {
-                let yh = yrow(&y, i);
-                let r = restricted(e, &yh, beta[i]);
-                obj.push(restricted::objective(e, &r.y, &yh, beta[i], rho[i]));
-                for (j, v) in r.y.iter().enumerate() {
-                    y[(i, j)] = *v;
-                }
-                lambda.push(r.lambda);
-                unique.push(if r.unique { 1.0 } else { 0.0 });
-            }
-            extra.push(Column {
-                name: "objective_restricted",
-                values: obj,
-            });
-            extra.push(Column {
-                name: "lambda",
-                values: lambda,
-            });
-            extra.push(Column {
-                name: "unique",
-                values: unique,
-            });
-        }
+        let extra = apply_strategy(&self.eigenvalues, &mut y, &beta, &rho, strategy)?;
         Ok(Extension {
             coordinates: y,
             residual,

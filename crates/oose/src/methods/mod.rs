@@ -1,7 +1,9 @@
 //! One module per method. Each has a parameter struct with defaults and a `fit` that
 //! returns a fitted model implementing [`OutOfSample`].
 
+pub mod isomap;
 pub mod kernel_pca;
+pub mod landmark_mds;
 pub mod mds;
 pub mod pca;
 

@@ -6,9 +6,14 @@
 
 pub mod stored;
 
+use crate::error::Error;
 use crate::error::{ModelError, Result};
-use crate::extend::Extension;
+use crate::extend::restricted::Joint;
+use crate::extend::{Extension, Strategy};
+use crate::methods::isomap::FittedIsomap;
 use crate::methods::kernel_pca::FittedKernelPca;
+use crate::methods::landmark_mds::FittedLandmarkMds;
+use crate::methods::mds::{Cmds, FittedMds};
 use crate::methods::pca::FittedPca;
 use crate::methods::OutOfSample;
 use faer::MatRef;
@@ -30,6 +35,30 @@ pub enum Model {
     Pca(FittedPca),
     /// Kernel PCA.
     KernelPca(FittedKernelPca),
+    /// Classical MDS.
+    Mds(FittedMds),
+    /// Landmark MDS.
+    LandmarkMds(FittedLandmarkMds),
+    /// Isomap.
+    Isomap(FittedIsomap),
+}
+
+impl From<FittedMds> for Model {
+    fn from(m: FittedMds) -> Self {
+        Model::Mds(m)
+    }
+}
+
+impl From<FittedLandmarkMds> for Model {
+    fn from(m: FittedLandmarkMds) -> Self {
+        Model::LandmarkMds(m)
+    }
+}
+
+impl From<FittedIsomap> for Model {
+    fn from(m: FittedIsomap) -> Self {
+        Model::Isomap(m)
+    }
 }
 
 impl From<FittedPca> for Model {
@@ -50,6 +79,9 @@ impl Model {
         match self {
             Model::Pca(_) => "pca",
             Model::KernelPca(_) => "kpca",
+            Model::Mds(_) => "mds",
+            Model::LandmarkMds(_) => "landmark-mds",
+            Model::Isomap(_) => "isomap",
         }
     }
 
@@ -57,6 +89,50 @@ impl Model {
         match self {
             Model::Pca(m) => m,
             Model::KernelPca(m) => m,
+            Model::Mds(m) => m,
+            Model::LandmarkMds(m) => m,
+            Model::Isomap(m) => m,
+        }
+    }
+
+    /// Extends with an explicit strategy (SPEC §5): projection for every model;
+    /// restricted reconstruction for the MDS family and centred kernel PCA.
+    pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+        match (self, strategy) {
+            (_, Strategy::Projection) => self.extend(new),
+            (Model::Mds(m), s) => m.extend_with(new, s),
+            (Model::LandmarkMds(m), s) => m.extend_with(new, s),
+            (Model::Isomap(m), s) => m.extend_with(new, s),
+            (Model::KernelPca(m), s) => m.extend_with(new, s),
+            (Model::Pca(_), _) => Err(Error::Unsupported(
+                "restricted reconstruction is for similarity-based models (mds, landmark-mds, \
+                 isomap, kpca); PCA of points is classical MDS: fit `mds` instead"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Joint restricted reconstruction of several new objects (classical MDS only).
+    pub fn extend_joint(
+        &self,
+        new: MatRef<'_, f64>,
+        mutual: Option<MatRef<'_, f64>>,
+    ) -> Result<Joint> {
+        match self {
+            Model::Mds(m) => m.extend_joint(new, mutual),
+            _ => Err(Error::Unsupported(format!(
+                "joint restricted reconstruction is available for mds models, not {}",
+                self.method()
+            ))),
+        }
+    }
+
+    fn cmds(&self) -> Option<&Cmds> {
+        match self {
+            Model::Mds(m) => Some(m.core()),
+            Model::LandmarkMds(m) => Some(m.core()),
+            Model::Isomap(m) => Some(m.core()),
+            _ => None,
         }
     }
 
@@ -138,6 +214,9 @@ impl Model {
         let ok = match &model {
             Model::Pca(m) => m.is_consistent(),
             Model::KernelPca(m) => m.is_consistent(),
+            Model::Mds(m) => m.is_consistent(),
+            Model::LandmarkMds(m) => m.is_consistent(),
+            Model::Isomap(m) => m.is_consistent(),
         };
         if !ok {
             return Err(
@@ -204,6 +283,49 @@ impl Model {
                 v.push(("residual_rank".into(), m.residual_rank().to_string()));
                 v.push(("rank_tolerance".into(), format!("{:?}", p.rank_tolerance)));
             }
+            Model::Mds(m) => {
+                v.push(("input".into(), m.input().name().into()));
+            }
+            Model::LandmarkMds(m) => {
+                let p = m.params();
+                v.push(("n_landmarks".into(), m.landmark_indices().len().to_string()));
+                v.push((
+                    "landmarks".into(),
+                    format!("{:?}", p.landmarks).to_lowercase(),
+                ));
+                v.push(("seed".into(), p.seed.to_string()));
+            }
+            Model::Isomap(m) => {
+                let p = m.params();
+                v.push(("n_neighbors".into(), p.n_neighbors.to_string()));
+                v.push(("largest_component".into(), p.largest_component.to_string()));
+                v.push(("n_embedded".into(), m.kept().len().to_string()));
+            }
+        }
+        if let Some(c) = self.cmds() {
+            let (s, note) = c.solver_used();
+            v.push(("solver".into(), s.name().into()));
+            if let Some(n) = note {
+                v.push(("solver_note".into(), n.into()));
+            }
+            v.push(("eigenvalues".into(), fmt(c.eigenvalues())));
+            if !matches!(self, Model::Isomap(_)) {
+                v.push((
+                    "negative_eigenvalues".into(),
+                    if c.negative_eigenvalues().is_empty() {
+                        "none".into()
+                    } else {
+                        fmt(c.negative_eigenvalues())
+                    },
+                ));
+            }
+            v.push((
+                "residual_rank".into(),
+                c.residual_rank()
+                    .map_or("n/a (B is not positive semidefinite)".into(), |r| {
+                        r.to_string()
+                    }),
+            ));
         }
         v
     }

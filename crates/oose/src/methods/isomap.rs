@@ -1,0 +1,200 @@
+//! Isomap (SPEC §6): kNN graph (an edge if either end chose it), geodesic distances by
+//! Dijkstra from every training point, classical MDS of the squared geodesics.
+//! Extension of z: d_G(z, xᵢ) = min over z's k nearest training points j of
+//! ||z − x_j|| + d_G(x_j, xᵢ), then projection (or restricted reconstruction) with
+//! a₂ = d_G² — scikit-learn's `Isomap.transform` for the projection.
+
+use crate::error::{Error, Result};
+use crate::extend::{by_chunks, Extension, Strategy};
+use crate::linalg::eigen::Solver;
+use crate::methods::mds::{Cmds, Definiteness};
+use crate::methods::OutOfSample;
+use crate::model::stored::StoredMat;
+use crate::neighbors::{knn, Graph};
+use crate::validate;
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+/// Isomap parameters.
+///
+/// ```
+/// use oose::methods::isomap::Isomap;
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::swiss_roll(400, 0.0, false, 0).points;
+/// let m = Isomap { n_neighbors: 10, ..Default::default() }.fit(x.as_ref()).unwrap();
+/// let e = m.extend(x.as_ref().subrows(0, 3)).unwrap();
+/// assert!((e.coordinates[(0, 0)] - m.embedding()[(0, 0)]).abs() < 1e-9);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Isomap {
+    /// Embedding dimension d (default 2).
+    pub n_components: usize,
+    /// k nearest neighbours for the graph and for extension (default 10).
+    pub n_neighbors: usize,
+    /// Eigensolver (default `Auto`).
+    pub solver: Solver,
+    /// Embed the largest connected component when the graph is disconnected (default
+    /// false: a disconnected graph is an error naming the component sizes).
+    pub largest_component: bool,
+    /// Relative tolerance for positive eigenvalues (1e-12).
+    pub rank_tolerance: f64,
+}
+
+impl Default for Isomap {
+    fn default() -> Self {
+        Isomap {
+            n_components: 2,
+            n_neighbors: 10,
+            solver: Solver::Auto,
+            largest_component: false,
+            rank_tolerance: 1e-12,
+        }
+    }
+}
+
+/// A fitted Isomap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedIsomap {
+    params: Isomap,
+    /// The training points embedded (the largest component's, if so asked).
+    x: StoredMat,
+    /// Indices of the embedded points among the rows given to `fit`.
+    kept: Vec<usize>,
+    /// Geodesic distances among the embedded points (N×N).
+    geodesics: StoredMat,
+    core: Cmds,
+}
+
+impl Isomap {
+    /// Fits on the rows of `x` (N×D).
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedIsomap> {
+        validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        if self.n_neighbors == 0 || self.n_neighbors >= n {
+            return Err(Error::param(
+                "n_neighbors",
+                format!(
+                    "must be between 1 and N − 1 = {}, got {}",
+                    n.saturating_sub(1),
+                    self.n_neighbors
+                ),
+            ));
+        }
+        let (idx, dist) = knn(x, x, self.n_neighbors, true);
+        let mut graph = Graph::from_knn(&idx, &dist);
+        let (label, sizes) = graph.components();
+        let kept: Vec<usize> = if sizes.len() > 1 {
+            if !self.largest_component {
+                return Err(Error::Disconnected {
+                    k: self.n_neighbors,
+                    sizes,
+                });
+            }
+            let kept: Vec<usize> = (0..n).filter(|&i| label[i] == 0).collect();
+            graph = graph.subgraph(&kept);
+            kept
+        } else {
+            (0..n).collect()
+        };
+        let nk = kept.len();
+        let geo = graph.all_shortest_paths();
+        // Dijkstra from i and from j may round d(i, j) differently: average.
+        let geodesics = Mat::from_fn(nk, nk, |i, j| 0.5 * (geo[i * nk + j] + geo[j * nk + i]));
+        drop(geo);
+        let gamma = Mat::from_fn(nk, nk, |i, j| {
+            let v = geodesics[(i, j)];
+            -0.5 * v * v
+        });
+        let core = Cmds::fit(
+            gamma,
+            self.n_components,
+            self.solver,
+            self.rank_tolerance,
+            Definiteness::Skip,
+        )?;
+        let xk = Mat::from_fn(nk, x.ncols(), |i, j| x[(kept[i], j)]);
+        Ok(FittedIsomap {
+            params: self.clone(),
+            x: StoredMat::from_mat(xk.as_ref()),
+            kept,
+            geodesics: StoredMat::from_mat(geodesics.as_ref()),
+            core,
+        })
+    }
+}
+
+impl FittedIsomap {
+    /// The parameters used.
+    pub fn params(&self) -> &Isomap {
+        &self.params
+    }
+
+    /// Indices (into the rows given to `fit`) of the points embedded.
+    pub fn kept(&self) -> &[usize] {
+        &self.kept
+    }
+
+    /// The fitted MDS core (eigenvalues, solver).
+    pub fn core(&self) -> &Cmds {
+        &self.core
+    }
+
+    /// Geodesic distances among the embedded training points (N×N, symmetric).
+    pub fn geodesics(&self) -> MatRef<'_, f64> {
+        self.geodesics.view()
+    }
+
+    /// Extends new points with the chosen strategy (SPEC §6). The residual is NaN
+    /// (geodesic matrices are not Euclidean); `reconstruction_error`,
+    /// `beta_minus_projection` and the objectives are reported.
+    pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+        validate::columns("new points", new, self.x.ncols())?;
+        validate::finite("new points", new)?;
+        let n = self.core.n_train();
+        let d = self.core.eigenvalues().len();
+        let x = self.x.view();
+        let g = self.geodesics.view();
+        by_chunks(new, n, d, |_, z| {
+            let (idx, dist) = knn(z, x, self.params.n_neighbors, false);
+            let mut rows = Mat::<f64>::zeros(z.nrows(), n);
+            let mut best = vec![f64::INFINITY; n];
+            for (r, (nb, dd)) in idx.iter().zip(&dist).enumerate() {
+                best.iter_mut().for_each(|b| *b = f64::INFINITY);
+                for (&j, &dj) in nb.iter().zip(dd) {
+                    // Column j of the symmetric geodesic matrix = d_G(x_j, ·), contiguous.
+                    for (b, &gij) in best.iter_mut().zip(g.col(j).iter()) {
+                        *b = b.min(dj + gij);
+                    }
+                }
+                for (i, b) in best.iter().enumerate() {
+                    rows[(r, i)] = -0.5 * b * b;
+                }
+            }
+            self.core
+                .extend_block(rows.as_ref(), &vec![0.0; z.nrows()], strategy)
+        })
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        let n = self.core.n_train();
+        self.core.is_consistent()
+            && self.x.nrows() == n
+            && self.kept.len() == n
+            && self.geodesics.is_shape(n, n)
+    }
+}
+
+impl OutOfSample for FittedIsomap {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.core.embedding()
+    }
+
+    /// Projection (use [`FittedIsomap::extend_with`] for restricted reconstruction).
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        self.extend_with(new, Strategy::Projection)
+    }
+
+    fn input_width(&self) -> usize {
+        self.x.ncols()
+    }
+}

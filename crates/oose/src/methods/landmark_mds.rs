@@ -1,0 +1,213 @@
+//! Landmark MDS (SPEC §6, de Silva–Tenenbaum): choose n landmarks (random, or max–min
+//! greedy farthest-point), classical MDS on the landmarks, place every other training
+//! point — and every new point — by the projection formula of SPEC §5 from its squared
+//! distances to the landmarks. Memory is O(N·d + n²): no N×N matrix, so N = 10⁵ and
+//! beyond fit.
+
+use crate::error::{Error, Result};
+use crate::extend::{by_chunks, Extension, Strategy};
+use crate::kernel::distance::{row_sq_norms, self_sq_distances, sq_distances};
+use crate::linalg::eigen::Solver;
+use crate::methods::mds::{Cmds, Definiteness};
+use crate::methods::OutOfSample;
+use crate::model::stored::StoredMat;
+use crate::rng::Rng;
+use crate::validate;
+use faer::{Mat, MatRef, Par};
+use serde::{Deserialize, Serialize};
+
+/// How landmarks are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Landmarks {
+    /// n distinct points uniformly at random (seeded).
+    Random,
+    /// Max–min: a random first landmark, then repeatedly the point farthest from the
+    /// landmarks chosen so far (spreads landmarks over the data).
+    #[default]
+    MaxMin,
+}
+
+/// Landmark MDS parameters.
+///
+/// ```
+/// use oose::methods::landmark_mds::LandmarkMds;
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::swiss_roll(2000, 0.0, false, 0).points;
+/// let m = LandmarkMds { n_landmarks: 100, ..Default::default() }.fit(x.as_ref()).unwrap();
+/// assert_eq!(m.embedding().nrows(), 2000);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LandmarkMds {
+    /// Embedding dimension d (default 2).
+    pub n_components: usize,
+    /// Number of landmarks n (default 500; at most N).
+    pub n_landmarks: usize,
+    /// Landmark choice (default max–min).
+    pub landmarks: Landmarks,
+    /// Seed of the landmark choice (default 0).
+    pub seed: u64,
+    /// Eigensolver for the n×n landmark problem (default `Auto`).
+    pub solver: Solver,
+}
+
+impl Default for LandmarkMds {
+    fn default() -> Self {
+        LandmarkMds {
+            n_components: 2,
+            n_landmarks: 500,
+            landmarks: Landmarks::MaxMin,
+            seed: 0,
+            solver: Solver::Auto,
+        }
+    }
+}
+
+/// A fitted Landmark MDS.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedLandmarkMds {
+    params: LandmarkMds,
+    /// Landmark indices among the training rows.
+    indices: Vec<usize>,
+    /// The landmark points (n×D) and their squared norms.
+    landmarks: StoredMat,
+    landmark_sq: Vec<f64>,
+    core: Cmds,
+    /// The embedding of every training point (N×d).
+    embedding: StoredMat,
+}
+
+/// Max–min landmark indices: the first at random, then farthest-point.
+fn max_min(x: MatRef<'_, f64>, n: usize, rng: &mut Rng) -> Vec<usize> {
+    let big_n = x.nrows();
+    let mut chosen = vec![rng.below(big_n)];
+    let mut nearest = vec![f64::INFINITY; big_n];
+    while chosen.len() < n {
+        let last = *chosen.last().expect("non-empty");
+        let mut best = (0usize, -1.0f64);
+        for (i, d) in nearest.iter_mut().enumerate() {
+            let d2: f64 = (0..x.ncols())
+                .map(|c| {
+                    let t = x[(i, c)] - x[(last, c)];
+                    t * t
+                })
+                .sum();
+            if d2 < *d {
+                *d = d2;
+            }
+            if *d > best.1 {
+                best = (i, *d);
+            }
+        }
+        if best.1 <= 0.0 {
+            break; // every point coincides with a landmark
+        }
+        chosen.push(best.0);
+    }
+    chosen
+}
+
+impl LandmarkMds {
+    /// Fits on the rows of `x` (N×D).
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLandmarkMds> {
+        validate::finite_nonempty("training data", x)?;
+        let big_n = x.nrows();
+        if self.n_landmarks == 0 || self.n_landmarks > big_n {
+            return Err(Error::param(
+                "n_landmarks",
+                format!(
+                    "must be between 1 and the number of training points ({big_n}), got {}",
+                    self.n_landmarks
+                ),
+            ));
+        }
+        let mut rng = Rng::new(self.seed);
+        let indices = match self.landmarks {
+            Landmarks::Random => rng.sample_indices(big_n, self.n_landmarks),
+            Landmarks::MaxMin => max_min(x, self.n_landmarks, &mut rng),
+        };
+        let l = Mat::from_fn(indices.len(), x.ncols(), |i, j| x[(indices[i], j)]);
+        let d2 = self_sq_distances(l.as_ref(), Par::rayon(0));
+        let gamma = Mat::from_fn(l.nrows(), l.nrows(), |i, j| -0.5 * d2[(i, j)]);
+        drop(d2);
+        let core = Cmds::fit(
+            gamma,
+            self.n_components,
+            self.solver,
+            1e-12,
+            Definiteness::Psd,
+        )?;
+        let landmark_sq = row_sq_norms(l.as_ref());
+        let mut fitted = FittedLandmarkMds {
+            params: self.clone(),
+            indices,
+            landmarks: StoredMat::from_mat(l.as_ref()),
+            landmark_sq,
+            core,
+            embedding: StoredMat::default(),
+        };
+        let all = fitted.extend_with(x, Strategy::Projection)?;
+        fitted.embedding = StoredMat::from_mat(all.coordinates.as_ref());
+        Ok(fitted)
+    }
+}
+
+impl FittedLandmarkMds {
+    /// The parameters used.
+    pub fn params(&self) -> &LandmarkMds {
+        &self.params
+    }
+
+    /// Indices of the landmarks among the training rows.
+    pub fn landmark_indices(&self) -> &[usize] {
+        &self.indices
+    }
+
+    /// The classical MDS of the landmarks.
+    pub fn core(&self) -> &Cmds {
+        &self.core
+    }
+
+    /// Extends new points with the chosen strategy, from their squared distances to the
+    /// landmarks. Diagnostics as for classical MDS, relative to the landmarks.
+    pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+        validate::columns("new points", new, self.landmarks.ncols())?;
+        validate::finite("new points", new)?;
+        let n = self.landmarks.nrows();
+        let d = self.core.eigenvalues().len();
+        by_chunks(new, n, d, |_, z| {
+            let z_sq = row_sq_norms(z);
+            let mut rows =
+                sq_distances(z, &z_sq, self.landmarks.view(), &self.landmark_sq, Par::Seq);
+            for j in 0..n {
+                rows.col_as_slice_mut(j).iter_mut().for_each(|v| *v *= -0.5);
+            }
+            self.core
+                .extend_block(rows.as_ref(), &vec![0.0; z.nrows()], strategy)
+        })
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        let n = self.core.n_train();
+        self.core.is_consistent()
+            && self.indices.len() == n
+            && self.landmarks.nrows() == n
+            && self.landmark_sq.len() == n
+            && self.embedding.is_consistent()
+            && self.embedding.ncols() == self.core.eigenvalues().len()
+    }
+}
+
+impl OutOfSample for FittedLandmarkMds {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.embedding.view()
+    }
+
+    /// Projection (use [`FittedLandmarkMds::extend_with`] for restricted reconstruction).
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        self.extend_with(new, Strategy::Projection)
+    }
+
+    fn input_width(&self) -> usize {
+        self.landmarks.ncols()
+    }
+}

@@ -1,0 +1,280 @@
+//! Nearest neighbours, neighbourhood graphs and shortest paths (SPEC §6).
+//!
+//! kNN is exact brute force on blocks of GEMM distances (rows of queries × all points,
+//! 4 MiB blocks, parallel over blocks). A kd-tree (DESIGN.md names kiddo) would beat it
+//! for large N in low dimension; Isomap, the user here, stores an N×N geodesic matrix,
+//! which bounds N to tens of thousands, where brute force costs less than the shortest
+//! paths (see the Isomap benchmark).
+
+use crate::kernel::distance::{row_sq_norms, sq_distances};
+use faer::{MatRef, Par};
+use rayon::prelude::*;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// The k nearest rows of `points` for every row of `queries`: indices and Euclidean
+/// distances, nearest first (ties by index). With `exclude_self`, `queries` must be
+/// `points` and row i never lists itself.
+pub fn knn(
+    queries: MatRef<'_, f64>,
+    points: MatRef<'_, f64>,
+    k: usize,
+    exclude_self: bool,
+) -> (Vec<Vec<usize>>, Vec<Vec<f64>>) {
+    let n = points.nrows();
+    let m = queries.nrows();
+    let p_sq = row_sq_norms(points);
+    let rows = crate::extend::chunk_rows(n);
+    let starts: Vec<usize> = (0..m).step_by(rows.max(1)).collect();
+    let parts: Vec<(Vec<Vec<usize>>, Vec<Vec<f64>>)> = starts
+        .par_iter()
+        .map(|&s| {
+            let q = queries.subrows(s, rows.min(m - s));
+            let q_sq = row_sq_norms(q);
+            let d2 = sq_distances(q, &q_sq, points, &p_sq, Par::Seq);
+            let mut idx = Vec::with_capacity(q.nrows());
+            let mut dist = Vec::with_capacity(q.nrows());
+            let mut cand: Vec<(f64, usize)> = Vec::with_capacity(n);
+            for i in 0..q.nrows() {
+                cand.clear();
+                for j in 0..n {
+                    if !(exclude_self && j == s + i) {
+                        cand.push((d2[(i, j)], j));
+                    }
+                }
+                let kk = k.min(cand.len());
+                let by =
+                    |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+                if kk < cand.len() {
+                    cand.select_nth_unstable_by(kk, by);
+                }
+                cand.truncate(kk);
+                cand.sort_by(by);
+                idx.push(cand.iter().map(|c| c.1).collect());
+                dist.push(cand.iter().map(|c| c.0.sqrt()).collect());
+            }
+            (idx, dist)
+        })
+        .collect();
+    let mut idx = Vec::with_capacity(m);
+    let mut dist = Vec::with_capacity(m);
+    for (i, d) in parts {
+        idx.extend(i);
+        dist.extend(d);
+    }
+    (idx, dist)
+}
+
+/// An undirected weighted graph in compressed sparse row form.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    offsets: Vec<usize>,
+    targets: Vec<usize>,
+    weights: Vec<f64>,
+}
+
+impl Graph {
+    /// The symmetrised kNN graph: an edge i–j (weight = distance) if either chose the
+    /// other (scikit-learn's convention).
+    pub fn from_knn(idx: &[Vec<usize>], dist: &[Vec<f64>]) -> Graph {
+        let n = idx.len();
+        let mut adj: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        for i in 0..n {
+            for (&j, &w) in idx[i].iter().zip(&dist[i]) {
+                adj[i].push((j, w));
+                adj[j].push((i, w));
+            }
+        }
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut targets = Vec::new();
+        let mut weights = Vec::new();
+        offsets.push(0);
+        for a in adj.iter_mut() {
+            a.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
+            a.dedup_by_key(|e| e.0);
+            for &(j, w) in a.iter() {
+                targets.push(j);
+                weights.push(w);
+            }
+            offsets.push(targets.len());
+        }
+        Graph {
+            offsets,
+            targets,
+            weights,
+        }
+    }
+
+    /// Number of vertices.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True for the graph without vertices.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn neighbours(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let r = self.offsets[i]..self.offsets[i + 1];
+        self.targets[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.weights[r].iter().copied())
+    }
+
+    /// Connected components: a label per vertex, and the component sizes; labels are
+    /// ordered by size, largest first (label 0 is the largest component).
+    pub fn components(&self) -> (Vec<usize>, Vec<usize>) {
+        let n = self.len();
+        let mut label = vec![usize::MAX; n];
+        let mut sizes = Vec::new();
+        let mut stack = Vec::new();
+        for s in 0..n {
+            if label[s] != usize::MAX {
+                continue;
+            }
+            let c = sizes.len();
+            label[s] = c;
+            stack.push(s);
+            let mut size = 0;
+            while let Some(v) = stack.pop() {
+                size += 1;
+                for (w, _) in self.neighbours(v) {
+                    if label[w] == usize::MAX {
+                        label[w] = c;
+                        stack.push(w);
+                    }
+                }
+            }
+            sizes.push(size);
+        }
+        let mut order: Vec<usize> = (0..sizes.len()).collect();
+        order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+        let mut rank = vec![0; sizes.len()];
+        for (r, &c) in order.iter().enumerate() {
+            rank[c] = r;
+        }
+        let label = label.into_iter().map(|c| rank[c]).collect();
+        let sizes = order.iter().map(|&c| sizes[c]).collect();
+        (label, sizes)
+    }
+
+    /// The subgraph on the vertices `keep` (in that order).
+    pub fn subgraph(&self, keep: &[usize]) -> Graph {
+        let mut new_index = vec![usize::MAX; self.len()];
+        for (k, &v) in keep.iter().enumerate() {
+            new_index[v] = k;
+        }
+        let mut offsets = vec![0];
+        let mut targets = Vec::new();
+        let mut weights = Vec::new();
+        for &v in keep {
+            for (w, wt) in self.neighbours(v) {
+                if new_index[w] != usize::MAX {
+                    targets.push(new_index[w]);
+                    weights.push(wt);
+                }
+            }
+            offsets.push(targets.len());
+        }
+        Graph {
+            offsets,
+            targets,
+            weights,
+        }
+    }
+
+    /// Shortest-path distances from every vertex (Dijkstra with a binary heap, in
+    /// parallel over sources), row-major N×N. Unreachable pairs are +∞.
+    pub fn all_shortest_paths(&self) -> Vec<f64> {
+        let n = self.len();
+        let mut out = vec![f64::INFINITY; n * n];
+        out.par_chunks_mut(n.max(1)).enumerate().for_each_init(
+            || BinaryHeap::<Item>::with_capacity(n),
+            |heap, (s, row)| self.dijkstra(s, row, heap),
+        );
+        out
+    }
+
+    fn dijkstra(&self, s: usize, dist: &mut [f64], heap: &mut BinaryHeap<Item>) {
+        heap.clear();
+        dist[s] = 0.0;
+        heap.push(Item(0.0, s));
+        while let Some(Item(d, v)) = heap.pop() {
+            if d > dist[v] {
+                continue;
+            }
+            for (w, wt) in self.neighbours(v) {
+                let nd = d + wt;
+                if nd < dist[w] {
+                    dist[w] = nd;
+                    heap.push(Item(nd, w));
+                }
+            }
+        }
+    }
+}
+
+/// Min-heap entry (distance, vertex).
+#[derive(PartialEq)]
+struct Item(f64, usize);
+
+impl Eq for Item {}
+
+impl PartialOrd for Item {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Item {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use faer::Mat;
+
+    #[test]
+    fn knn_matches_sorting_all_distances() {
+        let mut r = Rng::new(1);
+        let x = Mat::from_fn(120, 4, |_, _| r.normal());
+        let (idx, dist) = knn(x.as_ref(), x.as_ref(), 5, true);
+        for i in 0..120 {
+            let mut all: Vec<(f64, usize)> = (0..120)
+                .filter(|&j| j != i)
+                .map(|j| {
+                    let d: f64 = (0..4).map(|c| (x[(i, c)] - x[(j, c)]).powi(2)).sum();
+                    (d.sqrt(), j)
+                })
+                .collect();
+            all.sort_by(|a, b| a.0.total_cmp(&b.0));
+            for t in 0..5 {
+                assert_eq!(idx[i][t], all[t].1);
+                assert!((dist[i][t] - all[t].0).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn shortest_paths_on_a_path_graph_and_components() {
+        // Points on a line: 0 — 1 — 2 — 3, and a far pair 10 — 11.
+        let x = Mat::from_fn(6, 1, |i, _| [0.0, 1.0, 2.5, 4.5, 100.0, 101.0][i]);
+        let (idx, dist) = knn(x.as_ref(), x.as_ref(), 1, true);
+        let g = Graph::from_knn(&idx, &dist);
+        let (label, sizes) = g.components();
+        assert_eq!(sizes, vec![4, 2]);
+        assert_eq!(label, vec![0, 0, 0, 0, 1, 1]);
+        let sub = g.subgraph(&[0, 1, 2, 3]);
+        let d = sub.all_shortest_paths();
+        assert_eq!(d[3], 4.5);
+        assert_eq!(d[4 + 2], 1.5);
+        let full = g.all_shortest_paths();
+        assert!(full[4].is_infinite());
+    }
+}

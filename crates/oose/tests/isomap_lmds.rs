@@ -1,0 +1,200 @@
+//! Isomap and Landmark MDS: exact extension of training points, Landmark MDS with every
+//! point a landmark = classical MDS, disconnected graphs, kernel PCA strategies.
+
+use oose::datasets::swiss_roll;
+use oose::error::Error;
+use oose::extend::Strategy;
+use oose::faer::{Mat, MatRef};
+use oose::kernel::Kernel;
+use oose::linalg::eigen::Solver;
+use oose::methods::isomap::Isomap;
+use oose::methods::landmark_mds::{LandmarkMds, Landmarks};
+use oose::methods::mds::ClassicalMds;
+use oose::prelude::*;
+
+fn max_rel_diff(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
+    assert_eq!((a.nrows(), a.ncols()), (b.nrows(), b.ncols()));
+    (a - b).norm_max() / b.norm_max().max(1e-300)
+}
+
+#[test]
+fn isomap_extends_training_points_exactly() {
+    let x = swiss_roll(400, 0.05, false, 21).points;
+    for solver in [Solver::Dense, Solver::Lanczos] {
+        let m = Isomap {
+            n_components: 2,
+            n_neighbors: 8,
+            solver,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap();
+        for strategy in [Strategy::Projection, Strategy::Restricted] {
+            let e = m.extend_with(x.as_ref(), strategy).unwrap();
+            if strategy == Strategy::Projection {
+                let err = max_rel_diff(e.coordinates.as_ref(), m.embedding());
+                assert!(err < 1e-10, "{solver:?}: {err:e}");
+            }
+            assert!(e.residual.iter().all(|r| r.is_nan()));
+        }
+        // Geodesics are symmetric, zero on the diagonal, at least the Euclidean distance.
+        let g = m.geodesics();
+        for i in (0..400).step_by(37) {
+            assert_eq!(g[(i, i)], 0.0);
+            for j in (0..400).step_by(41) {
+                assert_eq!(g[(i, j)], g[(j, i)]);
+                let e: f64 = (0..3)
+                    .map(|c| (x[(i, c)] - x[(j, c)]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                assert!(g[(i, j)] >= e * (1.0 - 1e-12));
+            }
+        }
+    }
+}
+
+#[test]
+fn disconnected_graph_is_an_error_naming_component_sizes() {
+    let a = swiss_roll(150, 0.0, false, 1).points;
+    // A second, far-away copy of 50 points.
+    let x = Mat::from_fn(200, 3, |i, j| {
+        if i < 150 {
+            a[(i, j)]
+        } else {
+            a[(i - 150, j)] + 1e4
+        }
+    });
+    let err = Isomap {
+        n_neighbors: 5,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap_err();
+    assert_eq!(
+        err,
+        Error::Disconnected {
+            k: 5,
+            sizes: vec![150, 50]
+        }
+    );
+    assert!(err.to_string().contains("[150, 50]"));
+    let m = Isomap {
+        n_neighbors: 5,
+        largest_component: true,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert_eq!(m.kept(), (0..150).collect::<Vec<_>>().as_slice());
+    assert_eq!(m.embedding().nrows(), 150);
+}
+
+#[test]
+fn landmark_mds_with_every_point_a_landmark_is_classical_mds() {
+    let x = swiss_roll(300, 0.1, false, 22).points;
+    let z = swiss_roll(30, 0.1, false, 23).points;
+    let cmds = ClassicalMds {
+        n_components: 3,
+        solver: Solver::Dense,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let lmds = LandmarkMds {
+        n_components: 3,
+        n_landmarks: 300,
+        landmarks: Landmarks::Random,
+        solver: Solver::Dense,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    // Landmarks come in a shuffled order: compare row by row through the indices.
+    let idx = lmds.landmark_indices();
+    let core = lmds.core().embedding();
+    let reordered = Mat::from_fn(300, 3, |i, j| {
+        core[(idx.iter().position(|&k| k == i).unwrap(), j)]
+    });
+    assert!(max_rel_diff(reordered.as_ref(), cmds.embedding()) < 1e-10);
+    assert!(max_rel_diff(lmds.embedding(), cmds.embedding()) < 1e-10);
+    let a = lmds.extend(z.as_ref()).unwrap();
+    let b = cmds.extend(z.as_ref()).unwrap();
+    assert!(max_rel_diff(a.coordinates.as_ref(), b.coordinates.as_ref()) < 1e-10);
+}
+
+#[test]
+fn landmark_mds_places_landmarks_exactly_and_spreads_max_min_landmarks() {
+    let x = swiss_roll(3000, 0.05, false, 24).points;
+    let m = LandmarkMds {
+        n_landmarks: 60,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let idx = m.landmark_indices();
+    assert_eq!(idx.len(), 60);
+    let core = m.core().embedding();
+    let lx = Mat::from_fn(60, 3, |i, j| x[(idx[i], j)]);
+    let e = m.extend(lx.as_ref()).unwrap();
+    assert!(max_rel_diff(e.coordinates.as_ref(), core) < 1e-10);
+    for (k, &i) in idx.iter().enumerate() {
+        for j in 0..2 {
+            assert!((m.embedding()[(i, j)] - core[(k, j)]).abs() <= 1e-10 * core.norm_max());
+        }
+    }
+    // Max–min: the smallest landmark spacing beats that of random landmarks.
+    let spacing = |ids: &[usize]| {
+        let mut best = f64::INFINITY;
+        for a in 0..ids.len() {
+            for b in (a + 1)..ids.len() {
+                let d: f64 = (0..3)
+                    .map(|c| (x[(ids[a], c)] - x[(ids[b], c)]).powi(2))
+                    .sum();
+                best = best.min(d);
+            }
+        }
+        best
+    };
+    let random = LandmarkMds {
+        n_landmarks: 60,
+        landmarks: Landmarks::Random,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert!(spacing(idx) > 4.0 * spacing(random.landmark_indices()));
+}
+
+#[test]
+fn kernel_pca_restricted_with_linear_kernel_equals_mds_restricted() {
+    let x = swiss_roll(200, 0.2, false, 25).points;
+    let z = swiss_roll(20, 0.5, false, 26).points;
+    let k = KernelPca {
+        n_components: 2,
+        kernel: Kernel::Linear,
+        solver: Solver::Dense,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let m = ClassicalMds {
+        n_components: 2,
+        solver: Solver::Dense,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let a = k.extend_with(z.as_ref(), Strategy::Restricted).unwrap();
+    let b = m.extend_with(z.as_ref(), Strategy::Restricted).unwrap();
+    assert!(max_rel_diff(a.coordinates.as_ref(), b.coordinates.as_ref()) < 1e-8);
+    for (ca, cb) in a.extra.iter().zip(&b.extra) {
+        assert_eq!(ca.name, cb.name);
+        for (u, v) in ca.values.iter().zip(&cb.values) {
+            assert!(
+                (u - v).abs() <= 1e-7 * (1.0 + v.abs()),
+                "{}: {u} vs {v}",
+                ca.name
+            );
+        }
+    }
+}
