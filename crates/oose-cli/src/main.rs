@@ -42,6 +42,14 @@ impl CliError {
     }
 }
 
+impl CliError {
+    /// Prefixes the message with the file it is about.
+    pub fn in_file(mut self, file: &str) -> Self {
+        self.message = format!("{file}: {}", self.message);
+        self
+    }
+}
+
 impl From<oose::Error> for CliError {
     fn from(e: oose::Error) -> Self {
         let code = match e {
@@ -140,6 +148,12 @@ enum KernelName {
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum LandmarkChoice {
+    Random,
+    MaxMin,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
 enum SolverName {
     Auto,
     Dense,
@@ -154,9 +168,30 @@ struct FitArgs {
     /// Training points (.npy or CSV; `-` = stdin). For `--kernel precomputed`, the N×N kernel matrix.
     #[arg(long, default_value = "-")]
     input: String,
-    /// The N×N similarity (kernel) matrix, for `kpca --kernel precomputed`.
+    /// The N×N similarity matrix, for `mds` or `kpca --kernel precomputed`.
     #[arg(long)]
     similarities: Option<String>,
+    /// The N×N dissimilarity matrix δ (mds).
+    #[arg(long)]
+    dissimilarities: Option<String>,
+    /// The N×N squared dissimilarity matrix δ² (mds).
+    #[arg(long)]
+    squared_dissimilarities: Option<String>,
+    /// Number of nearest neighbours k (isomap).
+    #[arg(long, default_value_t = 10)]
+    knn: usize,
+    /// Embed the largest connected component of a disconnected kNN graph (isomap).
+    #[arg(long)]
+    largest_component: bool,
+    /// Number of landmarks (landmark-mds).
+    #[arg(long, default_value_t = 500)]
+    landmarks: usize,
+    /// How landmarks are chosen (landmark-mds).
+    #[arg(long, value_enum, default_value = "max-min")]
+    landmark_choice: LandmarkChoice,
+    /// Seed of random choices (landmark-mds).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
     /// Where to write the model.
     #[arg(long)]
     output: String,
@@ -211,12 +246,21 @@ struct ExtendArgs {
     /// Output file (.npy or CSV; `-` = stdout).
     #[arg(long, default_value = "-")]
     output: String,
-    /// Add the per-point columns `residual,reconstruction_error`.
+    /// Add the per-point diagnostic columns: `residual,reconstruction_error` and the
+    /// method's own (mds family: `beta_minus_projection,objective_projection`, plus
+    /// `objective_restricted,lambda,unique` for restricted reconstruction).
     #[arg(long)]
     diagnostics: bool,
     /// Extension strategy.
     #[arg(long, value_enum, default_value = "projection")]
     strategy: Strategy,
+    /// Joint restricted reconstruction of all input rows together (mds; reads the whole
+    /// input). For proximity models give the new objects' mutual block with `--mutual`.
+    #[arg(long)]
+    joint: bool,
+    /// k×k proximities among the new objects, same kind as the input (implies --joint).
+    #[arg(long)]
+    mutual: Option<String>,
     /// Rows per chunk while streaming.
     #[arg(long, default_value_t = 16384, hide = true)]
     chunk_rows: usize,
@@ -354,6 +398,15 @@ fn kernel_from(a: &FitArgs) -> Result<Kernel, CliError> {
     Ok(k)
 }
 
+fn solver_from(s: SolverName) -> Solver {
+    match s {
+        SolverName::Auto => Solver::Auto,
+        SolverName::Dense => Solver::Dense,
+        SolverName::Lanczos => Solver::Lanczos,
+        SolverName::LowRank => Solver::LowRank,
+    }
+}
+
 fn fit(a: FitArgs) -> Result<(), CliError> {
     let model: Model = match a.method {
         Method::Pca => {
@@ -377,12 +430,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
                 (None, _) => a.input.clone(),
             };
             let x = MatrixReader::open(&source)?.read_all()?;
-            let solver = match a.solver {
-                SolverName::Auto => Solver::Auto,
-                SolverName::Dense => Solver::Dense,
-                SolverName::Lanczos => Solver::Lanczos,
-                SolverName::LowRank => Solver::LowRank,
-            };
+            let solver = solver_from(a.solver);
             let spin = progress::Spinner::start("fitting kernel PCA");
             let m = KernelPca {
                 n_components: a.components,
@@ -395,9 +443,74 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
             spin.finish();
             m?.into()
         }
+        Method::Mds => {
+            use oose::methods::mds::{ClassicalMds, Proximity};
+            let given: Vec<(&Option<String>, Proximity)> = vec![
+                (&a.dissimilarities, Proximity::Dissimilarities),
+                (&a.squared_dissimilarities, Proximity::SquaredDissimilarities),
+                (&a.similarities, Proximity::Similarities),
+            ];
+            let chosen: Vec<(String, Proximity)> = given
+                .into_iter()
+                .filter_map(|(f, k)| f.clone().map(|f| (f, k)))
+                .collect();
+            let (source, kind) = match chosen.len() {
+                0 => (a.input.clone(), Proximity::Points),
+                1 => chosen[0].clone(),
+                _ => {
+                    return Err(CliError::usage(
+                        "give one of --dissimilarities, --squared-dissimilarities, --similarities",
+                    ))
+                }
+            };
+            let m = MatrixReader::open(&source)?.read_all()?;
+            let spin = progress::Spinner::start("fitting classical MDS");
+            let fitted = ClassicalMds {
+                n_components: a.components,
+                solver: solver_from(a.solver),
+                rank_tolerance: a.rank_tolerance,
+            }
+            .fit_proximity(m.as_ref(), kind)
+            .map_err(|e| CliError::from(e).in_file(&source));
+            spin.finish();
+            fitted?.into()
+        }
+        Method::LandmarkMds => {
+            use oose::methods::landmark_mds::{LandmarkMds, Landmarks};
+            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let spin = progress::Spinner::start("fitting landmark MDS");
+            let fitted = LandmarkMds {
+                n_components: a.components,
+                n_landmarks: a.landmarks,
+                landmarks: match a.landmark_choice {
+                    LandmarkChoice::Random => Landmarks::Random,
+                    LandmarkChoice::MaxMin => Landmarks::MaxMin,
+                },
+                seed: a.seed,
+                solver: solver_from(a.solver),
+            }
+            .fit(x.as_ref());
+            spin.finish();
+            fitted?.into()
+        }
+        Method::Isomap => {
+            use oose::methods::isomap::Isomap;
+            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let spin = progress::Spinner::start("fitting isomap");
+            let fitted = Isomap {
+                n_components: a.components,
+                n_neighbors: a.knn,
+                solver: solver_from(a.solver),
+                largest_component: a.largest_component,
+                rank_tolerance: a.rank_tolerance,
+            }
+            .fit(x.as_ref());
+            spin.finish();
+            fitted?.into()
+        }
         other => {
             return Err(CliError::usage(format!(
-                "method `{}` is not available in this version of oose (available: pca, kpca)",
+                "method `{}` is not available in this version of oose (available: pca, kpca, mds, landmark-mds, isomap)",
                 other
                     .to_possible_value()
                     .map(|v| v.get_name().to_string())
@@ -410,15 +523,17 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
 }
 
 fn extend(a: ExtendArgs) -> Result<(), CliError> {
-    if a.strategy == Strategy::Restricted {
-        return Err(CliError::usage(
-            "--strategy restricted applies to classical-MDS-type models, which this version of oose does not have; use projection",
-        ));
-    }
     if a.chunk_rows == 0 {
         return Err(CliError::usage("--chunk-rows must be at least 1"));
     }
     let model = load_model(&a.model)?;
+    let strategy = match a.strategy {
+        Strategy::Projection => oose::extend::Strategy::Projection,
+        Strategy::Restricted => oose::extend::Strategy::Restricted,
+    };
+    if a.joint || a.mutual.is_some() {
+        return extend_joint(&a, &model);
+    }
     let kpca = match &model {
         Model::KernelPca(m) if m.params().kernel == Kernel::Precomputed => Some(m),
         _ => None,
@@ -435,28 +550,11 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
         .map(MatrixReader::open)
         .transpose()?;
     let d = model.n_components();
-    let mut names: Vec<String> = (1..=d).map(|j| format!("c{j}")).collect();
-    if a.diagnostics {
-        names.push("residual".into());
-        names.push("reconstruction_error".into());
-    }
-    let mut out = MatrixWriter::create(&a.output, &names)?;
+    let mut out: Option<MatrixWriter> = None;
     let spin = progress::Spinner::start("extending");
     let mut rows = 0usize;
     while let Some(chunk) = input.next_chunk(a.chunk_rows)? {
-        if chunk.ncols() != model.input_width() {
-            return Err(CliError::data(format!(
-                "{}: rows have {} columns, but the model expects {} ({})",
-                input.name(),
-                chunk.ncols(),
-                model.input_width(),
-                if kpca.is_some() {
-                    "one kernel value per training point"
-                } else {
-                    "the training data's dimension"
-                }
-            )));
-        }
+        check_width(&model, chunk.ncols(), input.name())?;
         let ext = match (kpca, diag.as_mut()) {
             (Some(m), Some(dr)) => {
                 let dv = dr.next_chunk(chunk.nrows())?.ok_or_else(|| {
@@ -472,32 +570,102 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
                 let v: Vec<f64> = (0..dv.nrows()).map(|i| dv[(i, 0)]).collect();
                 m.extend_kernel_rows(chunk.as_ref(), Some(&v))
             }
-            _ => model.extend(chunk.as_ref()),
+            _ => model.extend_with(chunk.as_ref(), strategy),
         }
         .map_err(|e| {
             let mut e = CliError::from(e);
             e.message = format!("{}: {}", input.name(), row_offset_message(&e.message, rows));
             e
         })?;
-        let cols: Vec<Vec<f64>> = (0..d)
+        let mut cols: Vec<Vec<f64>> = (0..d)
             .map(|j| (0..ext.len()).map(|i| ext.coordinates[(i, j)]).collect())
             .collect();
-        let mut refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
+        let mut names: Vec<String> = (1..=d).map(|j| format!("c{j}")).collect();
         if a.diagnostics {
-            refs.push(&ext.residual);
-            refs.push(&ext.reconstruction_error);
+            names.push("residual".into());
+            names.push("reconstruction_error".into());
+            cols.push(ext.residual.clone());
+            cols.push(ext.reconstruction_error.clone());
+            for c in &ext.extra {
+                names.push(c.name.into());
+                cols.push(c.values.clone());
+            }
         }
-        out.write_rows(&refs)?;
+        if out.is_none() {
+            out = Some(MatrixWriter::create(&a.output, &names)?);
+        }
+        let refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
+        out.as_mut().expect("created above").write_rows(&refs)?;
         rows += chunk.nrows();
         spin.inc(chunk.nrows());
     }
     spin.finish();
-    if rows == 0 {
-        return Err(CliError::data(format!(
+    match out {
+        Some(o) if rows > 0 => o.finish(),
+        _ => Err(CliError::data(format!(
             "{}: empty input (no data rows)",
             input.name()
-        )));
+        ))),
     }
+}
+
+/// Checks the number of columns of new rows against what the model expects.
+fn check_width(model: &Model, got: usize, file: &str) -> Result<(), CliError> {
+    let want = model.input_width();
+    let similarity_mds = matches!(model, Model::Mds(m)
+        if m.input() == oose::methods::mds::Proximity::Similarities);
+    if got == want || (similarity_mds && got == want + 1) {
+        return Ok(());
+    }
+    let what = match model {
+        Model::KernelPca(m) if m.params().kernel == Kernel::Precomputed => {
+            "one kernel value per training point"
+        }
+        Model::Mds(m) if m.input() != oose::methods::mds::Proximity::Points => {
+            "one proximity per training object (similarities: optionally γ(z, z) last)"
+        }
+        _ => "the training data's dimension",
+    };
+    Err(CliError::data(format!(
+        "{file}: rows have {got} columns, but the model expects {want} ({what})"
+    )))
+}
+
+/// Joint restricted reconstruction: the whole input at once (the rows are coupled).
+fn extend_joint(a: &ExtendArgs, model: &Model) -> Result<(), CliError> {
+    let new = MatrixReader::open(&a.input)?.read_all()?;
+    check_width(model, new.ncols(), &a.input)?;
+    let mutual = a
+        .mutual
+        .as_deref()
+        .map(|f| MatrixReader::open(f)?.read_all())
+        .transpose()?;
+    let spin = progress::Spinner::start("joint restricted reconstruction");
+    let j = model
+        .extend_joint(new.as_ref(), mutual.as_ref().map(|m| m.as_ref()))
+        .map_err(|e| CliError::from(e).in_file(&a.input));
+    spin.finish();
+    let j = j?;
+    let d = model.n_components();
+    let k = j.coordinates.nrows();
+    let mut names: Vec<String> = (1..=d).map(|c| format!("c{c}")).collect();
+    let mut cols: Vec<Vec<f64>> = (0..d)
+        .map(|c| (0..k).map(|i| j.coordinates[(i, c)]).collect())
+        .collect();
+    if a.diagnostics {
+        for (name, v) in [
+            ("joint_objective", j.objective),
+            ("joint_gradient_norm", j.gradient_norm),
+            ("objective_one_by_one", j.objective_one_by_one),
+            ("objective_projection", j.objective_projection),
+        ] {
+            names.push(name.into());
+            cols.push(vec![v; k]);
+        }
+    }
+    let mut out = MatrixWriter::create(&a.output, &names)?;
+    let refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
+    out.write_rows(&refs)?;
     out.finish()
 }
 

@@ -358,9 +358,16 @@ fn bad_parameters_exit_2() {
     );
     fails(&oose(&["frobnicate"]), 2, "frobnicate");
     fails(
-        &oose(&["fit", "isomap", "--input", &train, "--output", &out]),
+        &oose(&["fit", "dmaps", "--input", &train, "--output", &out]),
         2,
         "not available",
+    );
+    fails(
+        &oose(&[
+            "fit", "isomap", "--input", &train, "--knn", "40", "--output", &out,
+        ]),
+        2,
+        "n_neighbors",
     );
 }
 
@@ -380,4 +387,178 @@ fn demo_runs_and_writes_a_png() {
     );
     let png = std::fs::read(d.join("demo.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
+}
+
+#[test]
+fn mds_seed_001_example_2_through_the_cli() {
+    let d = dir("mds-ex2");
+    let d2 = p(&d, "d2.csv");
+    write_csv(
+        &d2,
+        &[
+            vec![0.0, 100.0, 45.0, 45.0],
+            vec![100.0, 0.0, 45.0, 45.0],
+            vec![45.0, 45.0, 0.0, 64.0],
+            vec![45.0, 45.0, 64.0, 0.0],
+        ],
+    );
+    let model = p(&d, "m.oose");
+    let out = oose(&[
+        "fit",
+        "mds",
+        "--squared-dissimilarities",
+        &d2,
+        "--output",
+        &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8_lossy(&oose(&["info", &model]).stdout).to_string();
+    assert!(
+        info.contains("eigenvalues: 50.0") && info.contains("negative_eigenvalues: none"),
+        "{info}"
+    );
+    let a2 = p(&d, "a2.csv");
+    write_csv(&a2, &[vec![386.0, 386.0, 457.0, 457.0]]);
+    let out = oose(&[
+        "extend",
+        &model,
+        "--input",
+        &a2,
+        "--strategy",
+        "restricted",
+        "--diagnostics",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (header, rows) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    let col = |name: &str| rows[0][header.iter().position(|h| h == name).unwrap()];
+    assert!(col("c1").abs() < 1e-10);
+    assert!((col("c2").abs() - 19.1833).abs() < 5e-5);
+    assert!((col("lambda") + 32.0).abs() < 1e-9);
+    assert_eq!(col("unique"), 0.0);
+    assert!((col("beta_minus_projection") - 400.0).abs() < 1e-9);
+    let out = oose(&["extend", &model, "--input", &a2]);
+    let (_, rows) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    assert!(rows[0][0].abs() < 1e-10 && rows[0][1].abs() < 1e-10);
+    // Bad proximity input: negative entry, wrong row length.
+    write_csv(&a2, &[vec![386.0, -1.0, 457.0, 457.0]]);
+    fails(
+        &oose(&["extend", &model, "--input", &a2]),
+        1,
+        "negative dissimilarity",
+    );
+    write_csv(&a2, &[vec![386.0, 457.0, 457.0]]);
+    fails(&oose(&["extend", &model, "--input", &a2]), 1, "expects 4");
+    let bad = p(&d, "bad.csv");
+    write_csv(
+        &bad,
+        &[
+            vec![0.0, 1.0, 2.0],
+            vec![1.0, 0.0, 3.0],
+            vec![2.5, 3.0, 0.0],
+        ],
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "mds",
+            "--squared-dissimilarities",
+            &bad,
+            "--output",
+            &model,
+        ]),
+        1,
+        "not symmetric",
+    );
+}
+
+#[test]
+fn isomap_and_landmark_mds_fit_extend_and_report() {
+    let d = dir("isomap");
+    let train = p(&d, "train.csv");
+    write_csv(&train, &roll(300, 1));
+    let model = p(&d, "iso.oose");
+    let out = oose(&[
+        "fit", "isomap", "--input", &train, "--knn", "8", "--output", &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let emb = read_csv(&String::from_utf8_lossy(
+        &oose(&["embedding", &model]).stdout,
+    ))
+    .1;
+    let ext = oose(&[
+        "extend",
+        &model,
+        "--input",
+        &train,
+        "--strategy",
+        "restricted",
+        "--diagnostics",
+    ]);
+    assert!(
+        ext.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ext.stderr)
+    );
+    let (header, rows) = read_csv(&String::from_utf8_lossy(&ext.stdout));
+    assert!(header.contains(&"lambda".to_string()));
+    let proj = read_csv(&String::from_utf8_lossy(
+        &oose(&["extend", &model, "--input", &train]).stdout,
+    ))
+    .1;
+    for (a, b) in proj.iter().zip(&emb) {
+        assert!((a[0] - b[0]).abs() < 1e-8 && (a[1] - b[1]).abs() < 1e-8);
+    }
+    assert_eq!(rows.len(), 300);
+    let info = String::from_utf8_lossy(&oose(&["info", &model]).stdout).to_string();
+    assert!(
+        info.contains("method: isomap") && info.contains("n_neighbors: 8"),
+        "{info}"
+    );
+    // Too few neighbours: the error names the component sizes.
+    fails(
+        &oose(&[
+            "fit", "isomap", "--input", &train, "--knn", "1", "--output", &model,
+        ]),
+        1,
+        "disconnected",
+    );
+    let lm = p(&d, "lm.oose");
+    let out = oose(&[
+        "fit",
+        "landmark-mds",
+        "--input",
+        &train,
+        "--landmarks",
+        "50",
+        "--output",
+        &lm,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8_lossy(&oose(&["info", &lm]).stdout).to_string();
+    assert!(
+        info.contains("n_landmarks: 50") && info.contains("landmarks: maxmin"),
+        "{info}"
+    );
+    let joint = oose(&["extend", &lm, "--input", &train, "--joint"]);
+    fails(
+        &joint,
+        2,
+        "joint restricted reconstruction is available for mds",
+    );
 }
