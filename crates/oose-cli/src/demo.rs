@@ -16,6 +16,8 @@ use std::time::Instant;
 pub enum DemoMethod {
     Pca,
     Kpca,
+    Mds,
+    Isomap,
 }
 
 #[derive(Args)]
@@ -38,6 +40,8 @@ fn fit(method: DemoMethod, x: MatRef<'_, f64>) -> Result<Model, CliError> {
     Ok(match method {
         DemoMethod::Pca => Pca::default().fit(x)?.into(),
         DemoMethod::Kpca => KernelPca::default().fit(x)?.into(),
+        DemoMethod::Mds => oose::methods::mds::ClassicalMds::default().fit(x)?.into(),
+        DemoMethod::Isomap => oose::methods::isomap::Isomap::default().fit(x)?.into(),
     })
 }
 
@@ -82,6 +86,13 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
             m.n_components(),
             m.solver_used().0.name()
         ),
+        Model::Mds(_) => println!("method: classical MDS of the points, {} components", model.n_components()),
+        Model::Isomap(m) => println!(
+            "method: Isomap, k = {} neighbours, {} components, solver {}",
+            m.params().n_neighbors,
+            model.n_components(),
+            m.core().solver_used().0.name()
+        ),
         _ => println!("method: PCA, {} components", model.n_components()),
     }
     println!("eigenvalues: {}", get("eigenvalues").unwrap_or_default());
@@ -111,41 +122,176 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         "relative extension error: {:.3e}   training drift: {:.3e}   (SPEC §9, after Procrustes)",
         cmp.relative_extension_error, cmp.training_drift
     );
-    let (lo, med, hi) = stats(&ext.residual);
-    println!("residual k0(z,z) of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}");
+    let has_residual = ext.residual.iter().any(|r| !r.is_nan());
+    if has_residual {
+        let (lo, med, hi) = stats(&ext.residual);
+        println!("residual k0(z,z) of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}");
+    } else {
+        println!("residual k0(z,z): n/a (geodesic similarities are not positive semidefinite)");
+    }
     let (lo, med, hi) = stats(&ext.reconstruction_error);
     println!("reconstruction error of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}");
     let train_ext = model.extend(x.as_ref())?;
     let exact =
         (&train_ext.coordinates - model.embedding()).norm_max() / model.embedding().norm_max();
-    let (_, _, rmax) = stats(&train_ext.residual);
-    println!(
-        "training points extended: max relative deviation {exact:.1e}, max residual {rmax:.1e}"
-    );
-    let far = Mat::from_fn(1, 3, |_, j| [60.0, 60.0, 60.0][j]);
-    let far_ext = model.extend(far.as_ref())?;
-    println!(
-        "a point far from the roll (60, 60, 60): residual {:.6}",
-        far_ext.residual[0]
-    );
+    if has_residual {
+        let (_, _, rmax) = stats(&train_ext.residual);
+        println!(
+            "training points extended: max relative deviation {exact:.1e}, max residual {rmax:.1e}"
+        );
+        // (For MDS of 3-D points the residual is the distance² to the affine hull of
+        // the data, all of R³: 0 everywhere, so the far point says nothing there.)
+        if !matches!(model, Model::Mds(_)) {
+            let far = Mat::from_fn(1, 3, |_, j| [60.0, 60.0, 60.0][j]);
+            let far_ext = model.extend(far.as_ref())?;
+            println!(
+                "a point far from the roll (60, 60, 60): residual {:.6}",
+                far_ext.residual[0]
+            );
+        }
+    } else {
+        println!("training points extended: max relative deviation {exact:.1e}");
+    }
+    if a.method != DemoMethod::Pca {
+        restricted_section(&model, x.as_ref())?;
+    }
 
     let png = a.output_dir.join("demo.png");
-    let logres: Vec<f64> = ext.residual.iter().map(|r| r.max(1e-16).log10()).collect();
+    let (colour, label) = if has_residual {
+        (&ext.residual, "log10 residual")
+    } else {
+        let c = ext.extra.iter().find(|c| c.name == "beta_minus_projection");
+        (
+            c.map(|c| &c.values).unwrap_or(&ext.reconstruction_error),
+            "log10 (beta - |y|^2)",
+        )
+    };
+    let logres: Vec<f64> = colour.iter().map(|r| r.max(1e-16).log10()).collect();
     plot::scatter_png(
         &png,
         &format!(
             "oose demo: {} of a Swiss roll, 10 % extended",
-            if a.method == DemoMethod::Kpca {
-                "kernel PCA"
-            } else {
-                "PCA"
+            match a.method {
+                DemoMethod::Kpca => "kernel PCA",
+                DemoMethod::Pca => "PCA",
+                DemoMethod::Mds => "classical MDS",
+                DemoMethod::Isomap => "Isomap",
             }
         ),
         model.embedding(),
         ext.coordinates.as_ref(),
         &logres,
-        "log10 residual",
+        label,
     )?;
     println!("wrote {}", png.display());
+    Ok(())
+}
+
+/// Projection against restricted reconstruction (SPEC §5) for an object that sticks
+/// out of the representation space: the centre of the data pushed 30 units along the
+/// coordinate axis that the embedding represents worst.
+fn restricted_section(model: &Model, x: MatRef<'_, f64>) -> Result<(), CliError> {
+    use oose::extend::Strategy;
+    let n = x.nrows() as f64;
+    let centre: Vec<f64> = (0..3)
+        .map(|j| (0..x.nrows()).map(|i| x[(i, j)]).sum::<f64>() / n)
+        .collect();
+    let candidates = Mat::from_fn(3, 3, |k, j| centre[j] + if j == k { 30.0 } else { 0.0 });
+    let p = model.extend_with(candidates.as_ref(), Strategy::Projection)?;
+    let ignored = |e: &oose::extend::Extension, i: usize| {
+        e.extra
+            .iter()
+            .find(|c| c.name == "beta_minus_projection")
+            .map(|c| c.values[i])
+            .unwrap_or(e.reconstruction_error[i])
+    };
+    let k = (0..3)
+        .max_by(|&a, &b| ignored(&p, a).total_cmp(&ignored(&p, b)))
+        .unwrap_or(0);
+    let obj = candidates.as_ref().subrows(k, 1);
+    let p = model.extend_with(obj, Strategy::Projection)?;
+    let r = model.extend_with(obj, Strategy::Restricted)?;
+    let col = |e: &oose::extend::Extension, name: &str| {
+        e.extra
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.values[0])
+            .unwrap_or(f64::NAN)
+    };
+    let fmt = |e: &oose::extend::Extension| {
+        (0..e.coordinates.ncols())
+            .map(|j| format!("{:.4}", e.coordinates[(0, j)]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let axis = ["x", "y", "z"][k];
+    println!(
+        "an object sticking out of the embedding (data centre + 30 along {axis}): beta - |y_proj|^2 = {:.4}",
+        col(&r, "beta_minus_projection")
+    );
+    println!(
+        "  projection              y = ({})   objective {:.6e}",
+        fmt(&p),
+        col(&r, "objective_projection")
+    );
+    println!(
+        "  restricted reconstruction y* = ({})   objective {:.6e}   lambda* = {:.4}{}",
+        fmt(&r),
+        col(&r, "objective_restricted"),
+        col(&r, "lambda"),
+        if col(&r, "unique") == 1.0 {
+            ""
+        } else {
+            " (not unique)"
+        }
+    );
+    if let Model::Mds(m) = model {
+        let arc = m.arc(obj, 4)?;
+        let pts: Vec<String> = arc
+            .iter()
+            .map(|(_, l, y)| {
+                format!(
+                    "lambda {:.3}: ({})",
+                    l,
+                    y.iter()
+                        .map(|v| format!("{v:.3}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+            .collect();
+        println!("  arc from projection to restricted: {}", pts.join("; "));
+        seed_example_2()?;
+    }
+    Ok(())
+}
+
+/// Seed 001 Example 2 (SPEC §5): the new object is orthogonal to the training plane, so
+/// the projection puts it at the origin while restricted reconstruction lifts it out.
+fn seed_example_2() -> Result<(), CliError> {
+    use oose::extend::Strategy;
+    let d2 = oose::faer::mat![
+        [0.0, 100.0, 45.0, 45.0],
+        [100.0, 0.0, 45.0, 45.0],
+        [45.0, 45.0, 0.0, 64.0],
+        [45.0, 45.0, 64.0, 0.0]
+    ];
+    let m = oose::methods::mds::ClassicalMds::default().fit_squared_dissimilarities(d2.as_ref())?;
+    let a2 = oose::faer::mat![[386.0, 386.0, 457.0, 457.0]];
+    let p = m.extend_with(a2.as_ref(), Strategy::Projection)?;
+    let r = m.extend_with(a2.as_ref(), Strategy::Restricted)?;
+    let lambda = r
+        .extra
+        .iter()
+        .find(|c| c.name == "lambda")
+        .map_or(f64::NAN, |c| c.values[0]);
+    println!(
+        "seed 001 Example 2 (4 objects, Lambda = (50, 32), beta = 400): projection ({:.4}, {:.4}), \
+         restricted ({:.4}, {:.4}), lambda* = {lambda:.4} (hard case, not unique)",
+        p.coordinates[(0, 0)].abs(),
+        p.coordinates[(0, 1)].abs(),
+        r.coordinates[(0, 0)].abs(),
+        r.coordinates[(0, 1)].abs()
+    );
     Ok(())
 }

@@ -562,3 +562,31 @@ fn isomap_and_landmark_mds_fit_extend_and_report() {
         "joint restricted reconstruction is available for mds",
     );
 }
+
+#[test]
+fn demo_mds_shows_projection_against_restricted_reconstruction() {
+    let d = dir("demo-mds");
+    let out = oose(&[
+        "demo",
+        "--method",
+        "mds",
+        "--output-dir",
+        &d.to_string_lossy(),
+        "--n",
+        "300",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.contains("restricted reconstruction y*") && s.contains("arc from projection"),
+        "{s}"
+    );
+    assert!(
+        s.contains("restricted (0.0000, 19.1833), lambda* = -32.0000"),
+        "{s}"
+    );
+}

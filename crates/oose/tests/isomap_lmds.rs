@@ -198,3 +198,32 @@ fn kernel_pca_restricted_with_linear_kernel_equals_mds_restricted() {
         }
     }
 }
+
+#[test]
+fn mds_family_models_round_trip_through_files() {
+    use oose::model::Model;
+    let x = swiss_roll(120, 0.05, false, 27).points;
+    let models: Vec<Model> = vec![
+        ClassicalMds::default().fit(x.as_ref()).unwrap().into(),
+        LandmarkMds {
+            n_landmarks: 30,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap()
+        .into(),
+        Isomap::default().fit(x.as_ref()).unwrap().into(),
+    ];
+    for m in models {
+        let bytes = m.to_bytes();
+        let back = Model::from_bytes(&bytes).unwrap();
+        assert_eq!(back, m, "{}", m.method());
+        let e = back.extend_with(x.as_ref(), Strategy::Restricted).unwrap();
+        assert_eq!(e.len(), 120);
+        let mut flipped = bytes.clone();
+        let k = bytes.len() / 2;
+        flipped[k] ^= 0x10;
+        assert!(Model::from_bytes(&flipped).is_err());
+        assert!(Model::from_bytes(&bytes[..bytes.len() - 3]).is_err());
+    }
+}

@@ -97,12 +97,12 @@ impl Isomap {
             (0..n).collect()
         };
         let nk = kept.len();
-        let geo = graph.all_shortest_paths();
-        // Dijkstra from i and from j may round d(i, j) differently: average.
-        let geodesics = Mat::from_fn(nk, nk, |i, j| 0.5 * (geo[i * nk + j] + geo[j * nk + i]));
-        drop(geo);
+        let mut geo = graph.all_shortest_paths();
+        symmetrize_in_place(&mut geo, nk);
+        let geodesics = StoredMat::from_column_major(nk, nk, geo);
+        let gv = geodesics.view();
         let gamma = Mat::from_fn(nk, nk, |i, j| {
-            let v = geodesics[(i, j)];
+            let v = gv[(i, j)];
             -0.5 * v * v
         });
         let core = Cmds::fit(
@@ -117,9 +117,27 @@ impl Isomap {
             params: self.clone(),
             x: StoredMat::from_mat(xk.as_ref()),
             kept,
-            geodesics: StoredMat::from_mat(geodesics.as_ref()),
+            geodesics,
             core,
         })
+    }
+}
+
+/// Averages the Dijkstra output with its transpose in place (Dijkstra from i and from j
+/// may round d(i, j) differently), so that it reads the same row- or column-major.
+/// Tiled so that the transposed accesses stay in cache.
+fn symmetrize_in_place(geo: &mut [f64], n: usize) {
+    const T: usize = 64;
+    for ib in (0..n).step_by(T) {
+        for jb in (ib..n).step_by(T) {
+            for i in ib..(ib + T).min(n) {
+                for j in jb.max(i + 1)..(jb + T).min(n) {
+                    let v = 0.5 * (geo[i * n + j] + geo[j * n + i]);
+                    geo[i * n + j] = v;
+                    geo[j * n + i] = v;
+                }
+            }
+        }
     }
 }
 

@@ -27,6 +27,12 @@ impl StoredMat {
         }
     }
 
+    /// Takes ownership of column-major `data` (nrows·ncols values).
+    pub fn from_column_major(nrows: usize, ncols: usize, data: Vec<f64>) -> Self {
+        assert_eq!(data.len(), nrows * ncols, "data length must be nrows·ncols");
+        StoredMat { nrows, ncols, data }
+    }
+
     /// A view (no copy).
     pub fn view(&self) -> MatRef<'_, f64> {
         MatRef::from_column_major_slice(&self.data, self.nrows, self.ncols)

@@ -12,6 +12,9 @@ use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// Neighbour indices and distances, one list per query row.
+pub type Neighbours = (Vec<Vec<usize>>, Vec<Vec<f64>>);
+
 /// The k nearest rows of `points` for every row of `queries`: indices and Euclidean
 /// distances, nearest first (ties by index). With `exclude_self`, `queries` must be
 /// `points` and row i never lists itself.
@@ -20,13 +23,13 @@ pub fn knn(
     points: MatRef<'_, f64>,
     k: usize,
     exclude_self: bool,
-) -> (Vec<Vec<usize>>, Vec<Vec<f64>>) {
+) -> Neighbours {
     let n = points.nrows();
     let m = queries.nrows();
     let p_sq = row_sq_norms(points);
     let rows = crate::extend::chunk_rows(n);
     let starts: Vec<usize> = (0..m).step_by(rows.max(1)).collect();
-    let parts: Vec<(Vec<Vec<usize>>, Vec<Vec<f64>>)> = starts
+    let parts: Vec<Neighbours> = starts
         .par_iter()
         .map(|&s| {
             let q = queries.subrows(s, rows.min(m - s));
