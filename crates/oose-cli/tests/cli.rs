@@ -555,11 +555,30 @@ fn isomap_and_landmark_mds_fit_extend_and_report() {
         info.contains("n_landmarks: 50") && info.contains("landmarks: maxmin"),
         "{info}"
     );
-    let joint = oose(&["extend", &lm, "--input", &train, "--joint"]);
+    let few = p(&d, "few.csv");
+    write_csv(&few, &roll(6, 9));
+    let iso = p(&d, "iso2.oose");
+    let out = oose(&[
+        "fit", "isomap", "--input", &train, "--knn", "8", "--output", &iso,
+    ]);
+    assert!(out.status.success());
+    for m in [&lm, &iso] {
+        let joint = oose(&["extend", m, "--input", &few, "--joint", "--diagnostics"]);
+        assert!(
+            joint.status.success(),
+            "{}",
+            String::from_utf8_lossy(&joint.stderr)
+        );
+        let (header, rows) = read_csv(&String::from_utf8_lossy(&joint.stdout));
+        let col = |name: &str| rows[0][header.iter().position(|h| h == name).unwrap()];
+        assert_eq!(rows.len(), 6);
+        assert!(col("joint_objective") <= col("objective_one_by_one"));
+        assert!(col("joint_objective") <= col("objective_projection"));
+    }
     fails(
-        &joint,
+        &oose(&["extend", &lm, "--input", &few, "--mutual", &few]),
         2,
-        "joint restricted reconstruction is available for mds",
+        "mutual",
     );
 }
 

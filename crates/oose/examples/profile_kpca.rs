@@ -8,7 +8,9 @@ use std::time::Instant;
 fn main() {
     let x = oose::datasets::swiss_roll(5000, 0.05, false, 0).points;
     let z = oose::datasets::swiss_roll(20000, 0.05, false, 1).points;
+    let t = Instant::now();
     let k = Kernel::default().resolve(x.as_ref()).unwrap();
+    println!("resolve epsilon {:.3}", t.elapsed().as_secs_f64());
     let t = Instant::now();
     let mut g = k.gram(x.as_ref(), oose::faer::Par::rayon(0));
     println!("gram {:.3}", t.elapsed().as_secs_f64());

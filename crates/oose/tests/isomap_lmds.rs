@@ -227,3 +227,48 @@ fn mds_family_models_round_trip_through_files() {
         assert!(Model::from_bytes(&bytes[..bytes.len() - 3]).is_err());
     }
 }
+
+#[test]
+fn joint_and_arc_for_landmark_mds_and_isomap() {
+    use oose::model::Model;
+    let x = swiss_roll(400, 0.05, false, 28).points;
+    let z = swiss_roll(6, 0.8, false, 29).points;
+    let models: Vec<Model> = vec![
+        LandmarkMds {
+            n_landmarks: 80,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap()
+        .into(),
+        Isomap::default().fit(x.as_ref()).unwrap().into(),
+    ];
+    for m in &models {
+        let j = m.extend_joint(z.as_ref(), None).unwrap();
+        assert!(j.objective <= j.objective_one_by_one, "{}", m.method());
+        assert!(j.objective <= j.objective_projection, "{}", m.method());
+        assert!(
+            j.gradient_norm <= 1e-6 * j.objective.max(1.0),
+            "{}: {}",
+            m.method(),
+            j.gradient_norm
+        );
+        let r = m.extend_with(z.as_ref(), Strategy::Restricted).unwrap();
+        let p = m.extend(z.as_ref()).unwrap();
+        let arc = m.arc(z.as_ref(), 5).unwrap();
+        for obj in 0..6 {
+            let pts: Vec<_> = arc.iter().filter(|a| a.0 == obj).collect();
+            assert_eq!(pts.len(), 6);
+            for c in 0..2 {
+                assert!(
+                    (pts[0].2[c] - p.coordinates[(obj, c)]).abs()
+                        <= 1e-9 * (1.0 + p.coordinates[(obj, c)].abs())
+                );
+                assert!(
+                    (pts[5].2[c] - r.coordinates[(obj, c)]).abs()
+                        <= 1e-9 * (1.0 + r.coordinates[(obj, c)].abs())
+                );
+            }
+        }
+    }
+}

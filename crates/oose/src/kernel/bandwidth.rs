@@ -5,9 +5,9 @@
 //! median distance, so that ε has the units of the kernel's argument. Above
 //! [`SUBSAMPLE`] points the median is taken over a fixed-seed random subsample.
 
-use crate::kernel::distance::self_sq_distances;
 use crate::rng::Rng;
-use faer::{MatRef, Par};
+use faer::MatRef;
+use rayon::prelude::*;
 
 /// Largest number of points whose pairs are all used; above it, a subsample of this size.
 pub const SUBSAMPLE: usize = 3000;
@@ -24,16 +24,40 @@ pub fn median_sq_distance(x: MatRef<'_, f64>) -> f64 {
     } else {
         (0..n).collect()
     };
-    let sub = faer::Mat::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)]);
-    let d = self_sq_distances(sub.as_ref(), Par::rayon(0));
+    // Pairs i < j from coordinate differences (exact, and for the low dimensions of
+    // typical data cheaper than a GEMM of the full m×m matrix), in parallel over i.
+    let dim = x.ncols();
+    let rows: Vec<f64> = idx
+        .iter()
+        .flat_map(|&i| (0..dim).map(move |j| x[(i, j)]))
+        .collect();
     let m = idx.len();
-    let mut vals = Vec::with_capacity(m * (m - 1) / 2);
-    for j in 0..m {
-        for i in (j + 1)..m {
-            vals.push(d[(i, j)]);
-        }
+    let rows = &rows;
+    // Non-negative finite doubles order like their bit patterns: select on integers.
+    let mut vals: Vec<u64> = (0..m)
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            let a = &rows[i * dim..(i + 1) * dim];
+            ((i + 1)..m).map(move |j| {
+                let b = &rows[j * dim..(j + 1) * dim];
+                let d: f64 = a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum();
+                d.to_bits()
+            })
+        })
+        .collect();
+    let n = vals.len();
+    let (_, &mut hi, _) = vals.select_nth_unstable(n / 2);
+    let hi = f64::from_bits(hi);
+    if n % 2 == 1 {
+        hi
+    } else {
+        let lo = vals[..n / 2]
+            .iter()
+            .copied()
+            .max()
+            .map_or(hi, f64::from_bits);
+        0.5 * (lo + hi)
     }
-    median(&mut vals)
 }
 
 /// Median of `v` (mean of the two middle values for an even count). Reorders `v`.

@@ -5,6 +5,7 @@
 //! a₂ = d_G² — scikit-learn's `Isomap.transform` for the projection.
 
 use crate::error::{Error, Result};
+use crate::extend::restricted::Joint;
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::linalg::eigen::Solver;
 use crate::methods::mds::{Cmds, Definiteness};
@@ -170,27 +171,72 @@ impl FittedIsomap {
         validate::finite("new points", new)?;
         let n = self.core.n_train();
         let d = self.core.eigenvalues().len();
-        let x = self.x.view();
-        let g = self.geodesics.view();
         by_chunks(new, n, d, |_, z| {
-            let (idx, dist) = knn(z, x, self.params.n_neighbors, false);
-            let mut rows = Mat::<f64>::zeros(z.nrows(), n);
-            let mut best = vec![f64::INFINITY; n];
-            for (r, (nb, dd)) in idx.iter().zip(&dist).enumerate() {
-                best.iter_mut().for_each(|b| *b = f64::INFINITY);
-                for (&j, &dj) in nb.iter().zip(dd) {
-                    // Column j of the symmetric geodesic matrix = d_G(x_j, ·), contiguous.
-                    for (b, &gij) in best.iter_mut().zip(g.col(j).iter()) {
-                        *b = b.min(dj + gij);
-                    }
-                }
-                for (i, b) in best.iter().enumerate() {
-                    rows[(r, i)] = -0.5 * b * b;
-                }
-            }
+            let rows = self.similarity_rows(z);
             self.core
                 .extend_block(rows.as_ref(), &vec![0.0; z.nrows()], strategy)
         })
+    }
+
+    /// Γ rows −½ d_G(z, xᵢ)² of new points (SPEC §6), with d_G through the k nearest
+    /// training points; also the neighbours found.
+    fn geodesic_rows(&self, z: MatRef<'_, f64>) -> (Mat<f64>, crate::neighbors::Neighbours) {
+        let n = self.core.n_train();
+        let g = self.geodesics.view();
+        let (idx, dist) = knn(z, self.x.view(), self.params.n_neighbors, false);
+        let mut rows = Mat::<f64>::zeros(z.nrows(), n);
+        let mut best = vec![f64::INFINITY; n];
+        for (r, (nb, dd)) in idx.iter().zip(&dist).enumerate() {
+            best.iter_mut().for_each(|b| *b = f64::INFINITY);
+            for (&j, &dj) in nb.iter().zip(dd) {
+                // Column j of the symmetric geodesic matrix = d_G(x_j, ·), contiguous.
+                for (b, &gij) in best.iter_mut().zip(g.col(j).iter()) {
+                    *b = b.min(dj + gij);
+                }
+            }
+            for (i, b) in best.iter().enumerate() {
+                rows[(r, i)] = -0.5 * b * b;
+            }
+        }
+        (rows, (idx, dist))
+    }
+
+    fn similarity_rows(&self, z: MatRef<'_, f64>) -> Mat<f64> {
+        self.geodesic_rows(z).0
+    }
+
+    /// Joint restricted reconstruction of the rows of `new`. Their mutual geodesics run
+    /// through the training graph: d_G(z_p, z_q) = min over the k nearest training
+    /// points a of z_p and b of z_q of ||z_p − a|| + d_G(a, b) + ||b − z_q||.
+    pub fn extend_joint(&self, new: MatRef<'_, f64>) -> Result<Joint> {
+        validate::finite_nonempty("new points", new)?;
+        validate::columns("new points", new, self.x.ncols())?;
+        let (rows, (idx, dist)) = self.geodesic_rows(new);
+        let g = self.geodesics.view();
+        let k = new.nrows();
+        let mutual = Mat::from_fn(k, k, |p, q| {
+            if p == q {
+                return 0.0;
+            }
+            let mut best = f64::INFINITY;
+            for (&a, &da) in idx[p].iter().zip(&dist[p]) {
+                for (&b, &db) in idx[q].iter().zip(&dist[q]) {
+                    best = best.min(da + g[(a, b)] + db);
+                }
+            }
+            -0.5 * best * best
+        });
+        Ok(self.core.joint_rows(rows.as_ref(), mutual.as_ref()))
+    }
+
+    /// `steps + 1` points of the arc from projection to restricted reconstruction for
+    /// each new point: `(point, λ, y)`.
+    pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        validate::columns("new points", new, self.x.ncols())?;
+        validate::finite("new points", new)?;
+        let rows = self.similarity_rows(new);
+        self.core
+            .arc_rows(rows.as_ref(), &vec![0.0; new.nrows()], steps)
     }
 
     pub(crate) fn is_consistent(&self) -> bool {

@@ -5,6 +5,7 @@
 //! beyond fit.
 
 use crate::error::{Error, Result};
+use crate::extend::restricted::Joint;
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::{row_sq_norms, self_sq_distances, sq_distances};
 use crate::linalg::eigen::Solver;
@@ -167,6 +168,16 @@ impl FittedLandmarkMds {
         &self.core
     }
 
+    /// Γ rows (−½ squared distances to the landmarks) of new points.
+    fn similarity_rows(&self, z: MatRef<'_, f64>) -> Mat<f64> {
+        let z_sq = row_sq_norms(z);
+        let mut rows = sq_distances(z, &z_sq, self.landmarks.view(), &self.landmark_sq, Par::Seq);
+        for j in 0..rows.ncols() {
+            rows.col_as_slice_mut(j).iter_mut().for_each(|v| *v *= -0.5);
+        }
+        rows
+    }
+
     /// Extends new points with the chosen strategy, from their squared distances to the
     /// landmarks. Diagnostics as for classical MDS, relative to the landmarks.
     pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
@@ -175,15 +186,36 @@ impl FittedLandmarkMds {
         let n = self.landmarks.nrows();
         let d = self.core.eigenvalues().len();
         by_chunks(new, n, d, |_, z| {
-            let z_sq = row_sq_norms(z);
-            let mut rows =
-                sq_distances(z, &z_sq, self.landmarks.view(), &self.landmark_sq, Par::Seq);
-            for j in 0..n {
-                rows.col_as_slice_mut(j).iter_mut().for_each(|v| *v *= -0.5);
-            }
+            let rows = self.similarity_rows(z);
             self.core
                 .extend_block(rows.as_ref(), &vec![0.0; z.nrows()], strategy)
         })
+    }
+
+    /// Joint restricted reconstruction of the rows of `new` (their mutual distances are
+    /// computed), relative to the landmark configuration.
+    pub fn extend_joint(&self, new: MatRef<'_, f64>) -> Result<Joint> {
+        validate::finite_nonempty("new points", new)?;
+        validate::columns("new points", new, self.landmarks.ncols())?;
+        let rows = self.similarity_rows(new);
+        let mut mutual = self_sq_distances(new, Par::Seq);
+        for j in 0..mutual.ncols() {
+            mutual
+                .col_as_slice_mut(j)
+                .iter_mut()
+                .for_each(|v| *v *= -0.5);
+        }
+        Ok(self.core.joint_rows(rows.as_ref(), mutual.as_ref()))
+    }
+
+    /// `steps + 1` points of the arc from projection to restricted reconstruction for
+    /// each new point: `(point, λ, y)`.
+    pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        validate::columns("new points", new, self.landmarks.ncols())?;
+        validate::finite("new points", new)?;
+        let rows = self.similarity_rows(new);
+        self.core
+            .arc_rows(rows.as_ref(), &vec![0.0; new.nrows()], steps)
     }
 
     pub(crate) fn is_consistent(&self) -> bool {

@@ -370,12 +370,29 @@ impl Cmds {
         restricted_joint(&self.eigenvalues, &y, &beta, &rho)
     }
 
-    /// Points on the arc from projection to restricted reconstruction for one object.
-    pub(crate) fn arc_row(&self, row: &[f64], self_sim: f64, steps: usize) -> Vec<(f64, Vec<f64>)> {
-        let r = MatRef::from_row_major_slice(row, 1, row.len());
-        let (y, beta, _, _) = self.project(r, &[self_sim], false);
-        let yh: Vec<f64> = (0..y.ncols()).map(|j| y[(0, j)]).collect();
-        restricted::arc(&self.eigenvalues, &yh, beta[0], steps)
+    /// `steps + 1` points on the arc from projection to restricted reconstruction for
+    /// each object given by its similarity row and γ(z, z): `(object, λ, y)`.
+    pub(crate) fn arc_rows(
+        &self,
+        rows: MatRef<'_, f64>,
+        self_sim: &[f64],
+        steps: usize,
+    ) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        if let Some(i) = self_sim.iter().position(|s| s.is_nan()) {
+            return Err(Error::param(
+                "strategy",
+                format!("the arc needs γ(z, z); object {i} has none"),
+            ));
+        }
+        let (y, beta, _, _) = self.project(rows, self_sim, false);
+        let mut out = Vec::new();
+        for i in 0..rows.nrows() {
+            let yh: Vec<f64> = (0..y.ncols()).map(|j| y[(i, j)]).collect();
+            for (l, p) in restricted::arc(&self.eigenvalues, &yh, beta[i], steps) {
+                out.push((i, l, p));
+            }
+        }
+        Ok(out)
     }
 
     pub(crate) fn is_consistent(&self) -> bool {
@@ -717,20 +734,7 @@ impl FittedMds {
     /// reconstruction (λ*) of each new object: `(object, λ, y)`.
     pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
         let (rows, self_sim) = self.similarity_rows(new)?;
-        let mut out = Vec::new();
-        for i in 0..rows.nrows() {
-            if self_sim[i].is_nan() {
-                return Err(Error::param(
-                    "strategy",
-                    format!("the arc needs γ(z, z); object {i} has none"),
-                ));
-            }
-            let row: Vec<f64> = (0..rows.ncols()).map(|j| rows[(i, j)]).collect();
-            for (l, y) in self.core.arc_row(&row, self_sim[i], steps) {
-                out.push((i, l, y));
-            }
-        }
-        Ok(out)
+        self.core.arc_rows(rows.as_ref(), &self_sim, steps)
     }
 
     pub(crate) fn is_consistent(&self) -> bool {

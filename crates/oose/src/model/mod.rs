@@ -112,16 +112,41 @@ impl Model {
         }
     }
 
-    /// Joint restricted reconstruction of several new objects (classical MDS only).
+    /// Joint restricted reconstruction of several new objects (the MDS family; `mutual`
+    /// only for classical MDS of proximity data).
     pub fn extend_joint(
         &self,
         new: MatRef<'_, f64>,
         mutual: Option<MatRef<'_, f64>>,
     ) -> Result<Joint> {
-        match self {
-            Model::Mds(m) => m.extend_joint(new, mutual),
+        let no_mutual = |m: &str| {
+            Err(Error::param(
+                "mutual",
+                format!("{m} computes the new points' mutual proximities itself; do not pass them"),
+            ))
+        };
+        match (self, mutual) {
+            (Model::Mds(m), _) => m.extend_joint(new, mutual),
+            (Model::LandmarkMds(m), None) => m.extend_joint(new),
+            (Model::Isomap(m), None) => m.extend_joint(new),
+            (Model::LandmarkMds(_), Some(_)) => no_mutual("landmark-mds"),
+            (Model::Isomap(_), Some(_)) => no_mutual("isomap"),
             _ => Err(Error::Unsupported(format!(
-                "joint restricted reconstruction is available for mds models, not {}",
+                "joint restricted reconstruction is available for mds, landmark-mds and isomap models, not {}",
+                self.method()
+            ))),
+        }
+    }
+
+    /// `steps + 1` points on the arc from projection to restricted reconstruction of
+    /// each new object, `(object, λ, y)` (the MDS family).
+    pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        match self {
+            Model::Mds(m) => m.arc(new, steps),
+            Model::LandmarkMds(m) => m.arc(new, steps),
+            Model::Isomap(m) => m.arc(new, steps),
+            _ => Err(Error::Unsupported(format!(
+                "the arc is available for mds, landmark-mds and isomap models, not {}",
                 self.method()
             ))),
         }

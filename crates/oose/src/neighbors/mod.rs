@@ -1,10 +1,9 @@
 //! Nearest neighbours, neighbourhood graphs and shortest paths (SPEC §6).
 //!
-//! kNN is exact brute force on blocks of GEMM distances (rows of queries × all points,
-//! 4 MiB blocks, parallel over blocks). A kd-tree (DESIGN.md names kiddo) would beat it
-//! for large N in low dimension; Isomap, the user here, stores an N×N geodesic matrix,
-//! which bounds N to tens of thousands, where brute force costs less than the shortest
-//! paths (see the Isomap benchmark).
+//! kNN is exact: a kd-tree (kiddo) for dimension ≤ 16, brute force on blocks of GEMM
+//! distances above (rows of queries × all points, 4 MiB blocks, parallel over blocks).
+
+pub mod kdtree;
 
 use crate::kernel::distance::{row_sq_norms, sq_distances};
 use faer::{MatRef, Par};
@@ -16,9 +15,24 @@ use std::collections::BinaryHeap;
 pub type Neighbours = (Vec<Vec<usize>>, Vec<Vec<f64>>);
 
 /// The k nearest rows of `points` for every row of `queries`: indices and Euclidean
-/// distances, nearest first (ties by index). With `exclude_self`, `queries` must be
-/// `points` and row i never lists itself.
+/// distances, nearest first. With `exclude_self`, `queries` must be `points` and row i
+/// never lists itself. A kd-tree serves dimensions ≤ 16, brute force the rest (ties
+/// between equidistant points may be broken differently by the two).
 pub fn knn(
+    queries: MatRef<'_, f64>,
+    points: MatRef<'_, f64>,
+    k: usize,
+    exclude_self: bool,
+) -> Neighbours {
+    if (1..=kdtree::MAX_DIM).contains(&points.ncols()) && points.nrows() >= 64 {
+        kdtree::knn_tree(queries, points, k, exclude_self)
+    } else {
+        knn_brute(queries, points, k, exclude_self)
+    }
+}
+
+/// [`knn`] by brute force (exact; ties by index).
+pub fn knn_brute(
     queries: MatRef<'_, f64>,
     points: MatRef<'_, f64>,
     k: usize,
@@ -247,7 +261,7 @@ mod tests {
     fn knn_matches_sorting_all_distances() {
         let mut r = Rng::new(1);
         let x = Mat::from_fn(120, 4, |_, _| r.normal());
-        let (idx, dist) = knn(x.as_ref(), x.as_ref(), 5, true);
+        let (idx, dist) = knn_brute(x.as_ref(), x.as_ref(), 5, true);
         for i in 0..120 {
             let mut all: Vec<(f64, usize)> = (0..120)
                 .filter(|&j| j != i)
@@ -260,6 +274,23 @@ mod tests {
             for t in 0..5 {
                 assert_eq!(idx[i][t], all[t].1);
                 assert!((dist[i][t] - all[t].0).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn kd_tree_agrees_with_brute_force() {
+        let mut r = Rng::new(2);
+        for dim in [1, 2, 3, 7, 16] {
+            let x = Mat::from_fn(300, dim, |_, _| r.normal());
+            let q = Mat::from_fn(50, dim, |_, _| r.normal());
+            for (queries, exclude) in [(x.as_ref(), true), (q.as_ref(), false)] {
+                let (ib, db) = knn_brute(queries, x.as_ref(), 7, exclude);
+                let (it, dt) = knn(queries, x.as_ref(), 7, exclude);
+                assert_eq!(ib, it, "dim {dim}");
+                for (a, b) in db.iter().flatten().zip(dt.iter().flatten()) {
+                    assert!((a - b).abs() <= 1e-12 * (1.0 + a), "dim {dim}: {a} vs {b}");
+                }
             }
         }
     }
