@@ -609,3 +609,51 @@ fn demo_mds_shows_projection_against_restricted_reconstruction() {
         "{s}"
     );
 }
+
+#[test]
+fn mds_seed_001_example_1_through_the_cli() {
+    // PCA of (−1, 0), (1, 0) in the inner-product form, d = 1, new object (0, 9).
+    let d = dir("mds-ex1");
+    let x = p(&d, "x.csv");
+    write_csv(&x, &[vec![-1.0, 0.0], vec![1.0, 0.0]]);
+    let model = p(&d, "m.oose");
+    let out = oose(&[
+        "fit",
+        "mds",
+        "--input",
+        &x,
+        "--components",
+        "1",
+        "--output",
+        &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let z = p(&d, "z.csv");
+    write_csv(&z, &[vec![0.0, 9.0]]);
+    let out = oose(&[
+        "extend",
+        &model,
+        "--input",
+        &z,
+        "--strategy",
+        "restricted",
+        "--diagnostics",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (header, rows) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    let col = |name: &str| rows[0][header.iter().position(|h| h == name).unwrap()];
+    assert!((col("c1").abs() - 8.8882).abs() < 5e-5, "{}", col("c1"));
+    assert!((col("beta_minus_projection") - 81.0).abs() < 1e-9);
+    assert_eq!(col("unique"), 0.0);
+    let out = oose(&["extend", &model, "--input", &z]);
+    let (_, rows) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    assert!(rows[0][0].abs() < 1e-12);
+}

@@ -229,7 +229,7 @@ fn mds_family_models_round_trip_through_files() {
 }
 
 #[test]
-fn joint_and_arc_for_landmark_mds_and_isomap() {
+fn joint_and_arc_for_landmark_mds_isomap_and_kernel_pca() {
     use oose::model::Model;
     let x = swiss_roll(400, 0.05, false, 28).points;
     let z = swiss_roll(6, 0.8, false, 29).points;
@@ -242,6 +242,7 @@ fn joint_and_arc_for_landmark_mds_and_isomap() {
         .unwrap()
         .into(),
         Isomap::default().fit(x.as_ref()).unwrap().into(),
+        KernelPca::default().fit(x.as_ref()).unwrap().into(),
     ];
     for m in &models {
         let j = m.extend_joint(z.as_ref(), None).unwrap();

@@ -7,7 +7,7 @@
 
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
-use crate::extend::restricted::apply_strategy;
+use crate::extend::restricted::{self, apply_strategy, restricted_joint, Joint};
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
@@ -355,6 +355,79 @@ impl FittedKernelPca {
             ));
         }
         self.extend_points(new, strategy)
+    }
+
+    /// Projections ŷ (k×d), centred mutual kernel β (k×k) and out-of-span parts ρ of a
+    /// batch of new points: what joint restricted reconstruction and the arc need.
+    fn restricted_inputs(&self, new: MatRef<'_, f64>) -> Result<(Mat<f64>, Mat<f64>, Vec<f64>)> {
+        if self.params.kernel == Kernel::Precomputed {
+            return Err(Error::Unsupported(
+                "joint restricted reconstruction and the arc need kernel values among the new \
+                 points; with a precomputed kernel fit mds --similarities instead"
+                    .into(),
+            ));
+        }
+        validate::finite_nonempty("new points", new)?;
+        validate::columns("new points", new, self.x.ncols())?;
+        let kernel = self.params.kernel;
+        let z_sq = row_sq_norms(new);
+        let kz = kernel.block(new, &z_sq, self.x.view(), &self.x_sq, Par::rayon(0));
+        let kk = kernel.gram(new, Par::Seq);
+        let k = new.nrows();
+        let diag: Vec<f64> = (0..k).map(|p| kk[(p, p)]).collect();
+        let y = self
+            .extend_block(kz.as_ref(), Some(&diag), Strategy::Projection)?
+            .coordinates;
+        let n = self.n_train as f64;
+        let c = self.params.centering;
+        let mz: Vec<f64> = (0..k)
+            .map(|p| {
+                if c {
+                    (0..self.n_train).map(|i| kz[(p, i)]).sum::<f64>() / n
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let grand = if c { self.means.grand } else { 0.0 };
+        let beta = Mat::from_fn(k, k, |p, q| kk[(p, q)] - mz[p] - mz[q] + grand);
+        let rho = (0..k)
+            .map(|p| {
+                let b_sq: f64 = (0..self.n_train)
+                    .map(|i| {
+                        let rm = if c { self.means.row[i] } else { 0.0 };
+                        let b = kz[(p, i)] - mz[p] - rm + grand;
+                        b * b
+                    })
+                    .sum();
+                let q: f64 = (0..y.ncols())
+                    .map(|j| self.eigenvalues[j] * y[(p, j)] * y[(p, j)])
+                    .sum();
+                (b_sq - q).max(0.0)
+            })
+            .collect();
+        Ok((y, beta, rho))
+    }
+
+    /// Joint restricted reconstruction of the rows of `new` (SPEC §5), with their mutual
+    /// kernel values computed.
+    pub fn extend_joint(&self, new: MatRef<'_, f64>) -> Result<Joint> {
+        let (y, beta, rho) = self.restricted_inputs(new)?;
+        Ok(restricted_joint(&self.eigenvalues, &y, &beta, &rho))
+    }
+
+    /// `steps + 1` points of the arc from projection to restricted reconstruction for
+    /// each new point: `(point, λ, y)`.
+    pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        let (y, beta, _) = self.restricted_inputs(new)?;
+        let mut out = Vec::new();
+        for p in 0..y.nrows() {
+            let yh: Vec<f64> = (0..y.ncols()).map(|j| y[(p, j)]).collect();
+            for (l, v) in restricted::arc(&self.eigenvalues, &yh, beta[(p, p)], steps) {
+                out.push((p, l, v));
+            }
+        }
+        Ok(out)
     }
 
     fn extend_points(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {

@@ -112,8 +112,8 @@ impl Model {
         }
     }
 
-    /// Joint restricted reconstruction of several new objects (the MDS family; `mutual`
-    /// only for classical MDS of proximity data).
+    /// Joint restricted reconstruction of several new objects (the MDS family and kernel
+    /// PCA; `mutual` only for classical MDS of proximity data).
     pub fn extend_joint(
         &self,
         new: MatRef<'_, f64>,
@@ -129,24 +129,27 @@ impl Model {
             (Model::Mds(m), _) => m.extend_joint(new, mutual),
             (Model::LandmarkMds(m), None) => m.extend_joint(new),
             (Model::Isomap(m), None) => m.extend_joint(new),
+            (Model::KernelPca(m), None) => m.extend_joint(new),
             (Model::LandmarkMds(_), Some(_)) => no_mutual("landmark-mds"),
             (Model::Isomap(_), Some(_)) => no_mutual("isomap"),
+            (Model::KernelPca(_), Some(_)) => no_mutual("kpca"),
             _ => Err(Error::Unsupported(format!(
-                "joint restricted reconstruction is available for mds, landmark-mds and isomap models, not {}",
+                "joint restricted reconstruction is available for mds, landmark-mds, isomap and kpca models, not {}",
                 self.method()
             ))),
         }
     }
 
     /// `steps + 1` points on the arc from projection to restricted reconstruction of
-    /// each new object, `(object, λ, y)` (the MDS family).
+    /// each new object, `(object, λ, y)` (the MDS family and kernel PCA).
     pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
         match self {
             Model::Mds(m) => m.arc(new, steps),
             Model::LandmarkMds(m) => m.arc(new, steps),
             Model::Isomap(m) => m.arc(new, steps),
+            Model::KernelPca(m) => m.arc(new, steps),
             _ => Err(Error::Unsupported(format!(
-                "the arc is available for mds, landmark-mds and isomap models, not {}",
+                "the arc is available for mds, landmark-mds, isomap and kpca models, not {}",
                 self.method()
             ))),
         }
