@@ -86,7 +86,7 @@ pub fn scatter_png(
             Circle::new((x, y), 4, c.filled())
         }))
         .map_err(|e| err(e.to_string()))?
-        .label("new points (colour = residual)")
+        .label(format!("new points (colour = {value_label})"))
         .legend(|(x, y)| {
             Circle::new(
                 (x, y),
