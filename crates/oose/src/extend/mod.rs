@@ -4,6 +4,7 @@
 //! parallel (rayon). Rows are independent, so the result does not depend on the
 //! chunking (the extension is sample-wise, DESIGN.md).
 
+pub(crate) mod projection;
 pub mod restricted;
 
 use crate::error::{Error, Result};

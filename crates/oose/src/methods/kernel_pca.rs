@@ -7,6 +7,7 @@
 
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
+use crate::extend::projection::Projector;
 use crate::extend::restricted::{self, apply_strategy, restricted_joint, Joint};
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::row_sq_norms;
@@ -17,8 +18,7 @@ use crate::linalg::pivoted_cholesky::factorize;
 use crate::methods::OutOfSample;
 use crate::model::stored::StoredMat;
 use crate::validate;
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 /// Kernel PCA parameters.
@@ -77,10 +77,8 @@ pub struct FittedKernelPca {
     means: KernelMeans,
     eigenvalues: Vec<f64>,
     /// U_d Λ_d^{−1/2} (N×d): maps a (centred) kernel row to coordinates.
-    projector: StoredMat,
-    /// 1ᵀ projector and (mean rows)ᵀ projector, for centring without forming k̃_z.
-    proj_col_sums: Vec<f64>,
-    proj_row_means: Vec<f64>,
+    /// U_d Λ_d^{−1/2} with what centres kernel rows on the fly.
+    projector: Projector,
     embedding: StoredMat,
     residual: ResidualFactor,
     solver_used: Solver,
@@ -223,20 +221,7 @@ impl KernelPca {
         let sqrt_l: Vec<f64> = eig.values.iter().map(|v| v.sqrt()).collect();
         let u = eig.vectors;
         let embedding = Mat::from_fn(n, d, |i, j| u[(i, j)] * sqrt_l[j]);
-        let projector = Mat::from_fn(n, d, |i, j| u[(i, j)] / sqrt_l[j]);
-        let proj_col_sums = (0..d)
-            .map(|j| projector.col_as_slice(j).iter().sum())
-            .collect();
-        let proj_row_means = (0..d)
-            .map(|j| {
-                projector
-                    .col_as_slice(j)
-                    .iter()
-                    .zip(&means.row)
-                    .map(|(p, m)| p * m)
-                    .sum()
-            })
-            .collect();
+        let projector = Projector::new(u.as_ref(), &eig.values, &means);
         let (xs, x_sq) = if precomputed {
             (StoredMat::default(), Vec::new())
         } else {
@@ -252,9 +237,7 @@ impl KernelPca {
             n_train: n,
             means,
             eigenvalues: eig.values,
-            projector: StoredMat::from_mat(projector.as_ref()),
-            proj_col_sums,
-            proj_row_means,
+            projector,
             embedding: StoredMat::from_mat(embedding.as_ref()),
             residual,
             solver_used: eig.solver,
@@ -452,37 +435,8 @@ impl FittedKernelPca {
     ) -> Result<Extension> {
         let m = kz.nrows();
         let d = self.eigenvalues.len();
-        let n = self.n_train as f64;
-        let mut y = Mat::<f64>::zeros(m, d);
-        matmul(
-            y.as_mut(),
-            Accum::Replace,
-            kz,
-            self.projector.view(),
-            1.0,
-            Par::Seq,
-        );
-        // Row means of kz, accumulated column by column (kz is column-major: a row-wise
-        // loop would stride through memory on the hot path).
-        let mut mz = vec![0.0; m];
-        for j in 0..self.n_train {
-            for (acc, &v) in mz.iter_mut().zip(kz.col(j).iter()) {
-                *acc += v;
-            }
-        }
-        for v in mz.iter_mut() {
-            *v /= n;
-        }
-        if self.params.centering {
-            let g = self.means.grand;
-            for j in 0..d {
-                let (cs, rm) = (self.proj_col_sums[j], self.proj_row_means[j]);
-                let col = y.col_as_slice_mut(j);
-                for (i, v) in col.iter_mut().enumerate() {
-                    *v += (g - mz[i]) * cs - rm;
-                }
-            }
-        }
+        let centring = self.params.centering.then_some(&self.means);
+        let (mut y, mz) = self.projector.project(kz, centring);
         let (residual, reconstruction_error) = match kzz {
             None => (vec![f64::NAN; m], vec![f64::NAN; m]),
             Some(kzz) => {
@@ -557,12 +511,9 @@ impl FittedKernelPca {
         };
         points_ok
             && d >= 1
-            && self.projector.is_consistent()
             && self.embedding.is_consistent()
-            && (self.projector.nrows(), self.projector.ncols()) == (n, d)
+            && self.projector.is_shape(n, d)
             && (self.embedding.nrows(), self.embedding.ncols()) == (n, d)
-            && self.proj_col_sums.len() == d
-            && self.proj_row_means.len() == d
             && self.means.row.len() == n
             && self.residual.is_consistent(n)
     }

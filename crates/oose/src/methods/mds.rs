@@ -12,6 +12,7 @@
 
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
+use crate::extend::projection::Projector;
 use crate::extend::restricted::{self, apply_strategy, restricted_joint, Joint};
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::{row_sq_norms, sq_distances};
@@ -20,8 +21,7 @@ use crate::linalg::eigen::{top_eigen, Solver};
 use crate::methods::OutOfSample;
 use crate::model::stored::StoredMat;
 use crate::validate;
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 /// What the training input of a classical MDS was; new objects come in the same kind.
@@ -94,9 +94,7 @@ pub struct Cmds {
     /// they were computed; empty when B is known or found to be PSD.
     negative_eigenvalues: Vec<f64>,
     embedding: StoredMat,
-    projector: StoredMat,
-    proj_col_sums: Vec<f64>,
-    proj_row_means: Vec<f64>,
+    projector: Projector,
     /// Pivoted Cholesky of B when B is positive semidefinite (then the residual
     /// k₀(z, z) = β − bᵀB⁺b is defined).
     residual: Option<ResidualFactor>,
@@ -177,29 +175,14 @@ impl Cmds {
         let sqrt_l: Vec<f64> = eig.values.iter().map(|v| v.sqrt()).collect();
         let u = &eig.vectors;
         let embedding = Mat::from_fn(n, d, |i, j| u[(i, j)] * sqrt_l[j]);
-        let projector = Mat::from_fn(n, d, |i, j| u[(i, j)] / sqrt_l[j]);
-        let proj_col_sums = (0..d)
-            .map(|j| projector.col_as_slice(j).iter().sum())
-            .collect();
-        let proj_row_means = (0..d)
-            .map(|j| {
-                projector
-                    .col_as_slice(j)
-                    .iter()
-                    .zip(&means.row)
-                    .map(|(p, m)| p * m)
-                    .sum()
-            })
-            .collect();
+        let projector = Projector::new(u.as_ref(), &eig.values, &means);
         Ok(Cmds {
             n_train: n,
             means,
             eigenvalues: eig.values,
             negative_eigenvalues,
             embedding: StoredMat::from_mat(embedding.as_ref()),
-            projector: StoredMat::from_mat(projector.as_ref()),
-            proj_col_sums,
-            proj_row_means,
+            projector,
             residual,
             solver_used: eig.solver,
             solver_note: eig.note,
@@ -254,30 +237,8 @@ impl Cmds {
     ) -> (Mat<f64>, Vec<f64>, Vec<f64>, Option<Mat<f64>>) {
         let m = rows.nrows();
         let d = self.eigenvalues.len();
-        let n = self.n_train as f64;
-        let mut y = Mat::<f64>::zeros(m, d);
-        matmul(
-            y.as_mut(),
-            Accum::Replace,
-            rows,
-            self.projector.view(),
-            1.0,
-            Par::Seq,
-        );
-        let mut mz = vec![0.0; m];
-        for j in 0..self.n_train {
-            for (acc, &v) in mz.iter_mut().zip(rows.col(j).iter()) {
-                *acc += v;
-            }
-        }
-        mz.iter_mut().for_each(|v| *v /= n);
+        let (y, mz) = self.projector.project(rows, Some(&self.means));
         let g = self.means.grand;
-        for j in 0..d {
-            let (cs, rm) = (self.proj_col_sums[j], self.proj_row_means[j]);
-            for (i, v) in y.col_as_slice_mut(j).iter_mut().enumerate() {
-                *v += (g - mz[i]) * cs - rm;
-            }
-        }
         // b_i = γ(z, x_i) − mean_j γ(z, x_j) − mean_j Γ_ij + mean Γ.
         let shift: Vec<f64> = mz.iter().map(|v| g - v).collect();
         let mut b_sq = vec![0.0; m];
@@ -401,8 +362,6 @@ impl Cmds {
             && self.means.row.len() == n
             && self.embedding.is_shape(n, d)
             && self.projector.is_shape(n, d)
-            && self.proj_col_sums.len() == d
-            && self.proj_row_means.len() == d
             && self.residual.as_ref().is_none_or(|r| r.is_consistent(n))
     }
 }
