@@ -59,7 +59,7 @@ pub struct Eigen {
 
 /// Lanczos subspace sizes for `k` wanted eigenpairs.
 fn lanczos_dims(k: usize) -> (usize, usize) {
-    let min_dim = k.max(32) + 8;
+    let min_dim = k.max(16) + 8;
     (min_dim, (2 * min_dim).max(k + 32))
 }
 

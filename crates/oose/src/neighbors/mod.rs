@@ -8,7 +8,6 @@ pub mod kdtree;
 use crate::kernel::distance::{row_sq_norms, sq_distances};
 use faer::{MatRef, Par};
 use rayon::prelude::*;
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// Neighbour indices and distances, one list per query row.
@@ -217,37 +216,37 @@ impl Graph {
     fn dijkstra(&self, s: usize, dist: &mut [f64], heap: &mut BinaryHeap<Item>) {
         heap.clear();
         dist[s] = 0.0;
-        heap.push(Item(0.0, s));
-        while let Some(Item(d, v)) = heap.pop() {
+        heap.push(Item::new(0.0, s));
+        while let Some(item) = heap.pop() {
+            let (d, v) = item.get();
             if d > dist[v] {
                 continue;
             }
-            for (w, wt) in self.neighbours(v) {
+            let r = self.offsets[v]..self.offsets[v + 1];
+            for (&w, &wt) in self.targets[r.clone()].iter().zip(&self.weights[r]) {
                 let nd = d + wt;
                 if nd < dist[w] {
                     dist[w] = nd;
-                    heap.push(Item(nd, w));
+                    heap.push(Item::new(nd, w));
                 }
             }
         }
     }
 }
 
-/// Min-heap entry (distance, vertex).
-#[derive(PartialEq)]
-struct Item(f64, usize);
+/// Min-heap entry: a non-negative distance (whose bit pattern orders like the number)
+/// and a vertex, compared as integers.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Item(std::cmp::Reverse<(u64, u32)>);
 
-impl Eq for Item {}
-
-impl PartialOrd for Item {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+impl Item {
+    fn new(d: f64, v: usize) -> Self {
+        Item(std::cmp::Reverse((d.to_bits(), v as u32)))
     }
-}
 
-impl Ord for Item {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
+    fn get(&self) -> (f64, usize) {
+        let (d, v) = self.0 .0;
+        (f64::from_bits(d), v as usize)
     }
 }
 
