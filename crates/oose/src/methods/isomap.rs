@@ -184,18 +184,32 @@ impl FittedIsomap {
         let n = self.core.n_train();
         let g = self.geodesics.view();
         let (idx, dist) = knn(z, self.x.view(), self.params.n_neighbors, false);
-        let mut rows = Mat::<f64>::zeros(z.nrows(), n);
-        let mut best = vec![f64::INFINITY; n];
-        for (r, (nb, dd)) in idx.iter().zip(&dist).enumerate() {
-            best.iter_mut().for_each(|b| *b = f64::INFINITY);
-            for (&j, &dj) in nb.iter().zip(dd) {
-                // Column j of the symmetric geodesic matrix = d_G(x_j, ·), contiguous.
-                for (b, &gij) in best.iter_mut().zip(g.col(j).iter()) {
-                    *b = b.min(dj + gij);
+        let m = z.nrows();
+        let mut rows = Mat::<f64>::zeros(m, n);
+        // Blocks of B new points: their d_G rows are built contiguously (streaming
+        // through columns of G), then written out so that each column of `rows` gets B
+        // consecutive values — one cache line instead of B scattered writes.
+        const B: usize = 8;
+        let mut best = vec![f64::INFINITY; B * n];
+        for r0 in (0..m).step_by(B) {
+            let bs = B.min(m - r0);
+            for rr in 0..bs {
+                let row = &mut best[rr * n..(rr + 1) * n];
+                row.iter_mut().for_each(|b| *b = f64::INFINITY);
+                for (&j, &dj) in idx[r0 + rr].iter().zip(&dist[r0 + rr]) {
+                    // Column j of the symmetric geodesic matrix = d_G(x_j, ·), contiguous.
+                    for (b, &gij) in row.iter_mut().zip(g.col(j).iter()) {
+                        let v = dj + gij;
+                        *b = if v < *b { v } else { *b };
+                    }
                 }
             }
-            for (i, b) in best.iter().enumerate() {
-                rows[(r, i)] = -0.5 * b * b;
+            for i in 0..n {
+                let col = rows.col_as_slice_mut(i);
+                for rr in 0..bs {
+                    let b = best[rr * n + i];
+                    col[r0 + rr] = -0.5 * b * b;
+                }
             }
         }
         (rows, (idx, dist))
