@@ -9,6 +9,7 @@ use crate::kernel::distance::{row_sq_norms, sq_distances};
 use faer::{MatRef, Par};
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 /// Neighbour indices and distances, one list per query row.
 pub type Neighbours = (Vec<Vec<usize>>, Vec<Vec<f64>>);
@@ -201,9 +202,43 @@ impl Graph {
         }
     }
 
-    /// Shortest-path distances from every vertex (Dijkstra with a binary heap, in
-    /// parallel over sources), row-major N×N. Unreachable pairs are +∞.
+    /// Shortest-path distances from every vertex, row-major N×N (unreachable pairs are
+    /// +∞): Dijkstra from every source, in parallel, reusing finished rows.
+    ///
+    /// Sources run in breadth-first order, so a source's neighbours are mostly finished
+    /// before it. When Dijkstra from s settles a vertex v whose own row is finished, it
+    /// relaxes every vertex at once with d(s, v) + d(v, ·) (a vectorised pass) and marks
+    /// the vertices it improved as covered: every path through v or through a covered
+    /// vertex is already accounted for, so they are never expanded. Only the
+    /// neighbourhood of s that no finished row covers is searched edge by edge. The
+    /// result is exact (each entry is the length of a path, and no shorter path is
+    /// missed); it can differ from plain Dijkstra ([`Graph::all_shortest_paths_plain`])
+    /// by the rounding of sums taken in another order.
     pub fn all_shortest_paths(&self) -> Vec<f64> {
+        let n = self.len();
+        let mut out = vec![f64::INFINITY; n * n];
+        let shared = SharedRows {
+            data: out.as_mut_ptr(),
+            n,
+            done: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        };
+        let order = self.bfs_order();
+        order.par_iter().for_each_init(
+            || {
+                (
+                    BinaryHeap::<Item>::with_capacity(n),
+                    vec![f64::INFINITY; n],
+                    vec![false; n],
+                )
+            },
+            |(heap, dist, covered), &s| self.dijkstra_reusing(s, dist, covered, heap, &shared),
+        );
+        out
+    }
+
+    /// Plain Dijkstra from every source (binary heap, parallel over sources): the
+    /// reference for [`Graph::all_shortest_paths`].
+    pub fn all_shortest_paths_plain(&self) -> Vec<f64> {
         let n = self.len();
         let mut out = vec![f64::INFINITY; n * n];
         out.par_chunks_mut(n.max(1)).enumerate().for_each_init(
@@ -211,6 +246,75 @@ impl Graph {
             |heap, (s, row)| self.dijkstra(s, row, heap),
         );
         out
+    }
+
+    /// Vertices in breadth-first order, component after component.
+    fn bfs_order(&self) -> Vec<usize> {
+        let n = self.len();
+        let mut seen = vec![false; n];
+        let mut order = Vec::with_capacity(n);
+        for root in 0..n {
+            if seen[root] {
+                continue;
+            }
+            seen[root] = true;
+            let mut head = order.len();
+            order.push(root);
+            while head < order.len() {
+                let v = order[head];
+                head += 1;
+                for (w, _) in self.neighbours(v) {
+                    if !seen[w] {
+                        seen[w] = true;
+                        order.push(w);
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    fn dijkstra_reusing(
+        &self,
+        s: usize,
+        dist: &mut [f64],
+        covered: &mut [bool],
+        heap: &mut BinaryHeap<Item>,
+        rows: &SharedRows,
+    ) {
+        dist.fill(f64::INFINITY);
+        covered.fill(false);
+        heap.clear();
+        dist[s] = 0.0;
+        heap.push(Item::new(0.0, s));
+        while let Some(item) = heap.pop() {
+            let (d, v) = item.get();
+            if d > dist[v] || covered[v] {
+                continue;
+            }
+            if v != s {
+                if let Some(row) = rows.finished(v) {
+                    for ((dw, cw), &r) in dist.iter_mut().zip(covered.iter_mut()).zip(row) {
+                        let nd = d + r;
+                        if nd < *dw {
+                            *dw = nd;
+                            *cw = true;
+                        }
+                    }
+                    continue;
+                }
+            }
+            let r = self.offsets[v]..self.offsets[v + 1];
+            for (&w, &wt) in self.targets[r.clone()].iter().zip(&self.weights[r]) {
+                let nd = d + wt;
+                if nd < dist[w] {
+                    dist[w] = nd;
+                    covered[w] = false;
+                    heap.push(Item::new(nd, w));
+                }
+            }
+        }
+        rows.finish(s, dist);
     }
 
     fn dijkstra(&self, s: usize, dist: &mut [f64], heap: &mut BinaryHeap<Item>) {
@@ -231,6 +335,40 @@ impl Graph {
                 }
             }
         }
+    }
+}
+
+/// Rows of the all-pairs output shared between threads: row s is written once, by the
+/// thread that runs source s, and read by others only after its `done` flag is set.
+struct SharedRows {
+    data: *mut f64,
+    n: usize,
+    done: Vec<AtomicBool>,
+}
+
+// SAFETY: a row is written by exactly one thread (each source is processed once) before
+// its flag is released; readers acquire the flag first and never read unfinished rows,
+// and no row is written after it is finished. `data` outlives every use (the caller's
+// Vec is not touched until the parallel loop has ended).
+unsafe impl Sync for SharedRows {}
+
+impl SharedRows {
+    /// Row v if it is finished.
+    fn finished(&self, v: usize) -> Option<&[f64]> {
+        if self.done[v].load(AtomicOrdering::Acquire) {
+            // SAFETY: finished rows are never written again (see the Sync impl).
+            Some(unsafe { std::slice::from_raw_parts(self.data.add(v * self.n), self.n) })
+        } else {
+            None
+        }
+    }
+
+    /// Publishes row s.
+    fn finish(&self, s: usize, values: &[f64]) {
+        // SAFETY: only the thread running source s writes row s, once, before the flag.
+        let row = unsafe { std::slice::from_raw_parts_mut(self.data.add(s * self.n), self.n) };
+        row.copy_from_slice(values);
+        self.done[s].store(true, AtomicOrdering::Release);
     }
 }
 
@@ -309,5 +447,26 @@ mod tests {
         assert_eq!(d[4 + 2], 1.5);
         let full = g.all_shortest_paths();
         assert!(full[4].is_infinite());
+    }
+
+    #[test]
+    fn reusing_rows_gives_the_plain_dijkstra_distances() {
+        let mut r = Rng::new(8);
+        for (n, dim, k) in [(400, 2, 4), (300, 3, 6), (250, 5, 3)] {
+            let x = Mat::from_fn(n, dim, |_, _| r.normal());
+            let (idx, dist) = knn(x.as_ref(), x.as_ref(), k, true);
+            let g = Graph::from_knn(&idx, &dist);
+            let (a, b) = (g.all_shortest_paths(), g.all_shortest_paths_plain());
+            let mut finite = 0;
+            for (u, v) in a.iter().zip(&b) {
+                if v.is_finite() {
+                    finite += 1;
+                    assert!((u - v).abs() <= 1e-12 * v.max(1.0), "{u} vs {v}");
+                } else {
+                    assert!(u.is_infinite());
+                }
+            }
+            assert!(finite > n * n / 2);
+        }
     }
 }
