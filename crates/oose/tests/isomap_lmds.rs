@@ -273,3 +273,30 @@ fn joint_and_arc_for_landmark_mds_isomap_and_kernel_pca() {
         }
     }
 }
+
+#[test]
+fn isomap_extension_does_not_depend_on_row_order() {
+    let x = swiss_roll(500, 0.05, false, 30).points;
+    let z = swiss_roll(300, 0.05, false, 31).points;
+    let m = Isomap::default().fit(x.as_ref()).unwrap();
+    let a = m.extend_with(z.as_ref(), Strategy::Restricted).unwrap();
+    let rev = Mat::from_fn(300, 3, |i, j| z[(299 - i, j)]);
+    let b = m.extend_with(rev.as_ref(), Strategy::Restricted).unwrap();
+    for i in 0..300 {
+        for j in 0..2 {
+            assert_eq!(a.coordinates[(i, j)], b.coordinates[(299 - i, j)]);
+        }
+        for (ca, cb) in a.extra.iter().zip(&b.extra) {
+            assert_eq!(
+                ca.values[i].to_bits(),
+                cb.values[299 - i].to_bits(),
+                "{}",
+                ca.name
+            );
+        }
+    }
+    // One point alone gives the same row as within the batch.
+    let one = m.extend(z.as_ref().subrows(17, 1)).unwrap();
+    let all = m.extend(z.as_ref()).unwrap();
+    assert_eq!(one.coordinates[(0, 0)], all.coordinates[(17, 0)]);
+}

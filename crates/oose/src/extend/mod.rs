@@ -72,6 +72,32 @@ impl Extension {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The extension of rows computed in the order `perm` (row i of `self` is input row
+    /// `perm[i]`), put back in input order.
+    pub(crate) fn unpermuted(self, perm: &[usize]) -> Extension {
+        let m = perm.len();
+        let mut inv = vec![0; m];
+        for (i, &p) in perm.iter().enumerate() {
+            inv[p] = i;
+        }
+        let back = |v: &[f64]| -> Vec<f64> { inv.iter().map(|&i| v[i]).collect() };
+        Extension {
+            coordinates: Mat::from_fn(m, self.coordinates.ncols(), |r, j| {
+                self.coordinates[(inv[r], j)]
+            }),
+            residual: back(&self.residual),
+            reconstruction_error: back(&self.reconstruction_error),
+            extra: self
+                .extra
+                .iter()
+                .map(|c| Column {
+                    name: c.name,
+                    values: back(&c.values),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Bytes of kernel block a chunk may hold.

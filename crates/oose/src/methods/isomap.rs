@@ -171,11 +171,52 @@ impl FittedIsomap {
         validate::finite("new points", new)?;
         let n = self.core.n_train();
         let d = self.core.eigenvalues().len();
-        by_chunks(new, n, d, |_, z| {
+        // Rows are independent, so they may run in any order: in the order of their
+        // nearest training point along a Morton curve of the embedding, neighbouring new
+        // points read the same geodesic columns while those are still in cache.
+        let perm = self.locality_order(new);
+        let permuted = Mat::from_fn(new.nrows(), new.ncols(), |i, j| new[(perm[i], j)]);
+        let ext = by_chunks(permuted.as_ref(), n, d, |_, z| {
             let rows = self.similarity_rows(z);
             self.core
                 .extend_block(rows.as_ref(), &vec![0.0; z.nrows()], strategy)
-        })
+        })?;
+        Ok(ext.unpermuted(&perm))
+    }
+
+    /// A permutation of the rows of `new` that puts points with nearby nearest training
+    /// points (in the embedding) next to each other.
+    fn locality_order(&self, new: MatRef<'_, f64>) -> Vec<usize> {
+        let m = new.nrows();
+        if m < 2 {
+            return (0..m).collect();
+        }
+        let (nn, _) = knn(new, self.x.view(), 1, false);
+        let e = self.core.embedding();
+        let cols = e.ncols().min(2);
+        let range: Vec<(f64, f64)> = (0..cols)
+            .map(|j| {
+                let c = e.col(j);
+                let lo = c.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                (lo, (hi - lo).max(f64::MIN_POSITIVE))
+            })
+            .collect();
+        let key = |i: usize| -> u64 {
+            let q = |j: usize| -> u64 {
+                let (lo, w) = range[j];
+                (((e[(nn[i][0], j)] - lo) / w * 65535.0).clamp(0.0, 65535.0)) as u64
+            };
+            let (a, b) = (q(0), if cols > 1 { q(1) } else { 0 });
+            // Interleave the bits of a and b (Morton / Z-order).
+            (0..16).fold(0u64, |acc, bit| {
+                acc | (((a >> bit) & 1) << (2 * bit)) | (((b >> bit) & 1) << (2 * bit + 1))
+            })
+        };
+        let mut perm: Vec<usize> = (0..m).collect();
+        let keys: Vec<u64> = (0..m).map(key).collect();
+        perm.sort_by_key(|&i| (keys[i], i));
+        perm
     }
 
     /// Γ rows −½ d_G(z, xᵢ)² of new points (SPEC §6), with d_G through the k nearest
