@@ -578,17 +578,17 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
             e
         })?;
         let mut cols: Vec<Vec<f64>> = (0..d)
-            .map(|j| (0..ext.len()).map(|i| ext.coordinates[(i, j)]).collect())
+            .map(|j| ext.coordinates.col_as_slice(j).to_vec())
             .collect();
         let mut names: Vec<String> = (1..=d).map(|j| format!("c{j}")).collect();
         if a.diagnostics {
             names.push("residual".into());
             names.push("reconstruction_error".into());
-            cols.push(ext.residual.clone());
-            cols.push(ext.reconstruction_error.clone());
-            for c in &ext.extra {
+            cols.push(ext.residual);
+            cols.push(ext.reconstruction_error);
+            for c in ext.extra {
                 names.push(c.name.into());
-                cols.push(c.values.clone());
+                cols.push(c.values);
             }
         }
         if out.is_none() {

@@ -53,6 +53,34 @@ pub(crate) fn columns(what: &'static str, x: MatRef<'_, f64>, expected: usize) -
     Ok(())
 }
 
+/// Checks that `m` is square and symmetric (to 1e-10 relative); names the first
+/// asymmetric pair.
+pub(crate) fn square_symmetric(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
+    let n = m.nrows();
+    if m.ncols() != n {
+        return Err(Error::Shape {
+            what,
+            expected: format!("a square matrix ({n}×{n})"),
+            got: format!("{n}×{}", m.ncols()),
+        });
+    }
+    for j in 0..n {
+        for i in (j + 1)..n {
+            let (a, b) = (m[(i, j)], m[(j, i)]);
+            if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
+                return Err(Error::InvalidValue {
+                    what,
+                    row: i,
+                    col: j,
+                    value: a,
+                    reason: "not symmetric (the mirrored entry differs)",
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

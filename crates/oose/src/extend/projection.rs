@@ -81,6 +81,57 @@ impl Projector {
         (y, mz)
     }
 
+    /// What restricted reconstruction needs besides ŷ (SPEC §5): for kernel rows `kz`
+    /// with row means `mz` (from [`Projector::project`]) and self-similarities `kzz`,
+    /// β = k̃(z, z) and ρ = ||b||² − ŷᵀΛŷ, with b the rows centred by `means` (the raw
+    /// rows when `None`, the Mercer form).
+    pub(crate) fn beta_rho(
+        kz: MatRef<'_, f64>,
+        mz: &[f64],
+        kzz: &[f64],
+        means: Option<&KernelMeans>,
+        eigenvalues: &[f64],
+        y: MatRef<'_, f64>,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let m = kz.nrows();
+        let mut b_sq = vec![0.0; m];
+        let (shift, grand): (Vec<f64>, f64) = match means {
+            Some(mn) => (mz.iter().map(|v| mn.grand - v).collect(), mn.grand),
+            None => (vec![0.0; m], 0.0),
+        };
+        for j in 0..kz.ncols() {
+            let rm = means.map_or(0.0, |mn| mn.row[j]);
+            for ((acc, &v), &sh) in b_sq.iter_mut().zip(kz.col(j).iter()).zip(&shift) {
+                let b = v - rm + sh;
+                *acc += b * b;
+            }
+        }
+        let beta = (0..m)
+            .map(|i| match means {
+                Some(_) => kzz[i] - 2.0 * mz[i] + grand,
+                None => kzz[i],
+            })
+            .collect();
+        let rho = (0..m)
+            .map(|i| {
+                let q: f64 = eigenvalues
+                    .iter()
+                    .enumerate()
+                    .map(|(j, e)| e * y[(i, j)] * y[(i, j)])
+                    .sum();
+                (b_sq[i] - q).max(0.0)
+            })
+            .collect();
+        (beta, rho)
+    }
+
+    /// The rows `kz` (with row means `mz`) centred by the training `means`.
+    pub(crate) fn centred_rows(kz: MatRef<'_, f64>, mz: &[f64], means: &KernelMeans) -> Mat<f64> {
+        Mat::from_fn(kz.nrows(), kz.ncols(), |i, j| {
+            kz[(i, j)] - mz[i] - means.row[j] + means.grand
+        })
+    }
+
     /// Whether the stored shapes fit N training points and d components.
     pub(crate) fn is_shape(&self, n: usize, d: usize) -> bool {
         self.projector.is_shape(n, d) && self.col_sums.len() == d && self.row_means.len() == d

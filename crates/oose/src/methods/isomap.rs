@@ -174,24 +174,28 @@ impl FittedIsomap {
         // Rows are independent, so they may run in any order: in the order of their
         // nearest training point along a Morton curve of the embedding, neighbouring new
         // points read the same geodesic columns while those are still in cache.
-        let perm = self.locality_order(new);
-        let permuted = Mat::from_fn(new.nrows(), new.ncols(), |i, j| new[(perm[i], j)]);
-        let ext = by_chunks(permuted.as_ref(), n, d, |_, z| {
-            let rows = self.similarity_rows(z);
+        let (idx, dist) = knn(new, self.x.view(), self.params.n_neighbors, false);
+        let perm = self.locality_order(&idx);
+        let idx: Vec<Vec<usize>> = perm.iter().map(|&i| idx[i].clone()).collect();
+        let dist: Vec<Vec<f64>> = perm.iter().map(|&i| dist[i].clone()).collect();
+        // The chunks of `new` only give the row ranges; the neighbour lists (in `perm`
+        // order) are all the rows are needed for.
+        let ext = by_chunks(new, n, d, |start, z| {
+            let end = start + z.nrows();
+            let rows = self.geodesic_rows(&idx[start..end], &dist[start..end]);
             self.core
                 .extend_block(rows.as_ref(), &vec![0.0; z.nrows()], strategy)
         })?;
         Ok(ext.unpermuted(&perm))
     }
 
-    /// A permutation of the rows of `new` that puts points with nearby nearest training
-    /// points (in the embedding) next to each other.
-    fn locality_order(&self, new: MatRef<'_, f64>) -> Vec<usize> {
-        let m = new.nrows();
+    /// A permutation of new points (given their neighbour lists, nearest first) that
+    /// puts points with nearby nearest training points (in the embedding) together.
+    fn locality_order(&self, nn: &[Vec<usize>]) -> Vec<usize> {
+        let m = nn.len();
         if m < 2 {
             return (0..m).collect();
         }
-        let (nn, _) = knn(new, self.x.view(), 1, false);
         let e = self.core.embedding();
         let cols = e.ncols().min(2);
         let range: Vec<(f64, f64)> = (0..cols)
@@ -219,13 +223,12 @@ impl FittedIsomap {
         perm
     }
 
-    /// Γ rows −½ d_G(z, xᵢ)² of new points (SPEC §6), with d_G through the k nearest
-    /// training points; also the neighbours found.
-    fn geodesic_rows(&self, z: MatRef<'_, f64>) -> (Mat<f64>, crate::neighbors::Neighbours) {
+    /// Γ rows −½ d_G(z, xᵢ)² of new points (SPEC §6), with d_G through their k nearest
+    /// training points `idx` at distances `dist`.
+    fn geodesic_rows(&self, idx: &[Vec<usize>], dist: &[Vec<f64>]) -> Mat<f64> {
         let n = self.core.n_train();
         let g = self.geodesics.view();
-        let (idx, dist) = knn(z, self.x.view(), self.params.n_neighbors, false);
-        let m = z.nrows();
+        let m = idx.len();
         let mut rows = Mat::<f64>::zeros(m, n);
         // Blocks of B new points: their d_G rows are built contiguously (streaming
         // through columns of G), then written out so that each column of `rows` gets B
@@ -253,11 +256,12 @@ impl FittedIsomap {
                 }
             }
         }
-        (rows, (idx, dist))
+        rows
     }
 
     fn similarity_rows(&self, z: MatRef<'_, f64>) -> Mat<f64> {
-        self.geodesic_rows(z).0
+        let (idx, dist) = knn(z, self.x.view(), self.params.n_neighbors, false);
+        self.geodesic_rows(&idx, &dist)
     }
 
     /// Joint restricted reconstruction of the rows of `new`. Their mutual geodesics run
@@ -266,7 +270,8 @@ impl FittedIsomap {
     pub fn extend_joint(&self, new: MatRef<'_, f64>) -> Result<Joint> {
         validate::finite_nonempty("new points", new)?;
         validate::columns("new points", new, self.x.ncols())?;
-        let (rows, (idx, dist)) = self.geodesic_rows(new);
+        let (idx, dist) = knn(new, self.x.view(), self.params.n_neighbors, false);
+        let rows = self.geodesic_rows(&idx, &dist);
         let g = self.geodesics.view();
         let k = new.nrows();
         let mutual = Mat::from_fn(k, k, |p, q| {

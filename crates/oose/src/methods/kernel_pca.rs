@@ -114,7 +114,7 @@ impl KernelPca {
         }
         let d = self.n_components;
         let kernel = if precomputed {
-            check_precomputed(x)?;
+            validate::square_symmetric("precomputed kernel matrix", x)?;
             Kernel::Precomputed
         } else {
             self.kernel.resolve(x)?
@@ -246,30 +246,6 @@ impl KernelPca {
     }
 }
 
-fn check_precomputed(k: MatRef<'_, f64>) -> Result<()> {
-    let n = k.nrows();
-    if k.ncols() != n {
-        return Err(Error::Shape {
-            what: "precomputed kernel matrix",
-            expected: format!("a square matrix ({n}×{n})"),
-            got: format!("{n}×{}", k.ncols()),
-        });
-    }
-    for j in 0..n {
-        for i in (j + 1)..n {
-            let (a, b) = (k[(i, j)], k[(j, i)]);
-            if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
-                return Err(Error::Shape {
-                    what: "precomputed kernel matrix",
-                    expected: "a symmetric matrix".into(),
-                    got: format!("K[{i},{j}] = {a} but K[{j},{i}] = {b}"),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
 impl FittedKernelPca {
     /// The parameters, with the kernel's ε as actually used.
     pub fn params(&self) -> &KernelPca {
@@ -358,37 +334,20 @@ impl FittedKernelPca {
         let kk = kernel.gram(new, Par::Seq);
         let k = new.nrows();
         let diag: Vec<f64> = (0..k).map(|p| kk[(p, p)]).collect();
-        let y = self
-            .extend_block(kz.as_ref(), Some(&diag), Strategy::Projection)?
-            .coordinates;
-        let n = self.n_train as f64;
-        let c = self.params.centering;
-        let mz: Vec<f64> = (0..k)
-            .map(|p| {
-                if c {
-                    (0..self.n_train).map(|i| kz[(p, i)]).sum::<f64>() / n
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let grand = if c { self.means.grand } else { 0.0 };
-        let beta = Mat::from_fn(k, k, |p, q| kk[(p, q)] - mz[p] - mz[q] + grand);
-        let rho = (0..k)
-            .map(|p| {
-                let b_sq: f64 = (0..self.n_train)
-                    .map(|i| {
-                        let rm = if c { self.means.row[i] } else { 0.0 };
-                        let b = kz[(p, i)] - mz[p] - rm + grand;
-                        b * b
-                    })
-                    .sum();
-                let q: f64 = (0..y.ncols())
-                    .map(|j| self.eigenvalues[j] * y[(p, j)] * y[(p, j)])
-                    .sum();
-                (b_sq - q).max(0.0)
-            })
-            .collect();
+        let means = self.params.centering.then_some(&self.means);
+        let (y, mz) = self.projector.project(kz.as_ref(), means);
+        let (_, rho) = Projector::beta_rho(
+            kz.as_ref(),
+            &mz,
+            &diag,
+            means,
+            &self.eigenvalues,
+            y.as_ref(),
+        );
+        let beta = match means {
+            Some(mn) => Mat::from_fn(k, k, |p, q| kk[(p, q)] - mz[p] - mz[q] + mn.grand),
+            None => kk,
+        };
         Ok((y, beta, rho))
     }
 
@@ -463,33 +422,8 @@ impl FittedKernelPca {
                 ))
             }
             (Strategy::Restricted, Some(kzz)) => {
-                // β and ρ = ||b||² − ŷᵀΛŷ of the (centred) kernel rows b.
-                let (shift, grand) = if self.params.centering {
-                    (mz.clone(), self.means.grand)
-                } else {
-                    (vec![0.0; m], 0.0)
-                };
-                let mut b_sq = vec![0.0; m];
-                for j in 0..self.n_train {
-                    let rm = if self.params.centering {
-                        self.means.row[j]
-                    } else {
-                        0.0
-                    };
-                    for (i, &v) in kz.col(j).iter().enumerate() {
-                        let b = v - shift[i] - rm + grand;
-                        b_sq[i] += b * b;
-                    }
-                }
-                let beta: Vec<f64> = (0..m).map(|i| kzz[i] - 2.0 * shift[i] + grand).collect();
-                let rho: Vec<f64> = (0..m)
-                    .map(|i| {
-                        let q: f64 = (0..d)
-                            .map(|j| self.eigenvalues[j] * y[(i, j)] * y[(i, j)])
-                            .sum();
-                        (b_sq[i] - q).max(0.0)
-                    })
-                    .collect();
+                let (beta, rho) =
+                    Projector::beta_rho(kz, &mz, kzz, centring, &self.eigenvalues, y.as_ref());
                 apply_strategy(&self.eigenvalues, &mut y, &beta, &rho, strategy)?
             }
         };

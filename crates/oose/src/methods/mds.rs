@@ -137,7 +137,7 @@ impl Cmds {
         }
         let means = KernelMeans::of(&gamma);
         means.center(&mut gamma);
-        let b = gamma;
+        let mut b = gamma;
         let solver = if solver == Solver::LowRank {
             Solver::Auto
         } else {
@@ -159,8 +159,17 @@ impl Cmds {
             Definiteness::Psd => true,
             Definiteness::Skip => false,
             Definiteness::Check => {
-                let neg_b = Mat::from_fn(n, n, |i, j| -b[(i, j)]);
-                let neg = top_eigen(neg_b.as_ref(), d, solver)?;
+                // The most negative eigenvalues of B are the largest of −B: negate in
+                // place (no second N×N matrix), and back for the residual factor.
+                let negate = |m: &mut Mat<f64>| {
+                    for j in 0..n {
+                        m.col_as_slice_mut(j).iter_mut().for_each(|v| *v = -*v);
+                    }
+                };
+                negate(&mut b);
+                let neg = top_eigen(b.as_ref(), d, solver);
+                negate(&mut b);
+                let neg = neg?;
                 negative_eigenvalues = neg
                     .values
                     .iter()
@@ -235,34 +244,16 @@ impl Cmds {
         self_sim: &[f64],
         want_centred: bool,
     ) -> (Mat<f64>, Vec<f64>, Vec<f64>, Option<Mat<f64>>) {
-        let m = rows.nrows();
-        let d = self.eigenvalues.len();
         let (y, mz) = self.projector.project(rows, Some(&self.means));
-        let g = self.means.grand;
-        // b_i = γ(z, x_i) − mean_j γ(z, x_j) − mean_j Γ_ij + mean Γ.
-        let shift: Vec<f64> = mz.iter().map(|v| g - v).collect();
-        let mut b_sq = vec![0.0; m];
-        let mut centred = want_centred.then(|| Mat::<f64>::zeros(m, self.n_train));
-        for j in 0..self.n_train {
-            let rm = self.means.row[j];
-            let col = rows.col(j);
-            for i in 0..m {
-                let v = col[i] - rm + shift[i];
-                b_sq[i] += v * v;
-                if let Some(c) = centred.as_mut() {
-                    c[(i, j)] = v;
-                }
-            }
-        }
-        let beta: Vec<f64> = (0..m).map(|i| self_sim[i] - 2.0 * mz[i] + g).collect();
-        let rho: Vec<f64> = (0..m)
-            .map(|i| {
-                let q: f64 = (0..d)
-                    .map(|j| self.eigenvalues[j] * y[(i, j)] * y[(i, j)])
-                    .sum();
-                (b_sq[i] - q).max(0.0)
-            })
-            .collect();
+        let (beta, rho) = Projector::beta_rho(
+            rows,
+            &mz,
+            self_sim,
+            Some(&self.means),
+            &self.eigenvalues,
+            y.as_ref(),
+        );
+        let centred = want_centred.then(|| Projector::centred_rows(rows, &mz, &self.means));
         (y, beta, rho, centred)
     }
 
@@ -433,7 +424,7 @@ impl ClassicalMds {
         }
         let what = proximity_what(kind);
         validate::finite_nonempty(what, m)?;
-        check_square_symmetric(what, m)?;
+        validate::square_symmetric(what, m)?;
         let n = m.nrows();
         if kind != Proximity::Similarities {
             check_dissimilarity_values(what, m)?;
@@ -481,32 +472,6 @@ fn to_similarity(kind: Proximity, v: f64) -> f64 {
         Proximity::Dissimilarities => -0.5 * v * v,
         Proximity::Similarities | Proximity::Points => v,
     }
-}
-
-fn check_square_symmetric(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
-    let n = m.nrows();
-    if m.ncols() != n {
-        return Err(Error::Shape {
-            what,
-            expected: format!("a square matrix ({n}×{n})"),
-            got: format!("{n}×{}", m.ncols()),
-        });
-    }
-    for j in 0..n {
-        for i in (j + 1)..n {
-            let (a, b) = (m[(i, j)], m[(j, i)]);
-            if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
-                return Err(Error::InvalidValue {
-                    what,
-                    row: i,
-                    col: j,
-                    value: a,
-                    reason: "not symmetric (the mirrored entry differs)",
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 fn check_dissimilarity_values(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
@@ -665,7 +630,7 @@ impl FittedMds {
                         got: format!("{}×{}", mm.nrows(), mm.ncols()),
                     });
                 }
-                check_square_symmetric(what, mm)?;
+                validate::square_symmetric(what, mm)?;
                 if kind != Proximity::Similarities {
                     check_dissimilarity_values(what, mm)?;
                 }
