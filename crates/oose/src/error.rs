@@ -83,15 +83,31 @@ pub enum Error {
     },
     /// A neighbourhood graph falls apart into several connected components.
     #[error(
-        "the {k}-nearest-neighbour graph is disconnected: {} components, sizes {sizes:?} \
-         (largest first); increase the number of neighbours or embed the largest component",
+        "the {graph} is disconnected: {} components, sizes {sizes:?} (largest first); {hint}",
         sizes.len()
     )]
     Disconnected {
-        /// The number of neighbours used.
-        k: usize,
+        /// The graph, in words ("10-nearest-neighbour graph").
+        graph: String,
         /// Component sizes, largest first.
         sizes: Vec<usize>,
+        /// What to change.
+        hint: &'static str,
+    },
+    /// A new point has no neighbour among the training points under the sparsity rule,
+    /// so its extension is undefined (SPEC §7).
+    #[error(
+        "{what}: row {row} (0-based) has no neighbour among the training points under the \
+         {rule} rule, so its extension is undefined; use a larger ε or k, or ask for NaN \
+         with on_isolated = nan"
+    )]
+    Isolated {
+        /// Which input.
+        what: &'static str,
+        /// 0-based row.
+        row: usize,
+        /// The sparsity rule in words.
+        rule: String,
     },
     #[error("eigensolver failed: {0}")]
     Eigensolver(String),

@@ -3,11 +3,13 @@
 //! rule of SPEC §3 applied to every eigenvector.
 
 use crate::error::{Error, Result};
+use crate::linalg::sparse::{Shifted, SymCsr};
 use crate::rng::Rng;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::matrix_free::eigen::{
     partial_self_adjoint_eigen, partial_self_adjoint_eigen_scratch, PartialEigenParams,
 };
+use faer::matrix_free::LinOp;
 use faer::{Col, Mat, MatRef, Par, Side};
 use serde::{Deserialize, Serialize};
 
@@ -200,7 +202,21 @@ fn dense(a: MatRef<'_, f64>, k: usize) -> Result<Eigen> {
 
 /// Returns `Ok(Err(reason))` when Lanczos cannot be trusted for this matrix.
 fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Result<Eigen, String>> {
-    let n = a.nrows();
+    // faer's tolerance is absolute on the Ritz residual ||A v − θ v||; ||A||_F bounds
+    // every eigenvalue.
+    lanczos_operator(&a, k, a.norm_l2(), 0.0)
+}
+
+/// The `k` largest eigenpairs of the operator `op` − `shift`·I by restarted Lanczos,
+/// where `op` is positive semidefinite (or its eigenvalues of largest magnitude are the
+/// wanted ones) and `norm` bounds its spectral norm.
+fn lanczos_operator(
+    op: &dyn LinOp<f64>,
+    k: usize,
+    norm: f64,
+    shift: f64,
+) -> Result<std::result::Result<Eigen, String>> {
+    let n = op.nrows();
     let (min_dim, max_dim) = lanczos_dims(k);
     let params = PartialEigenParams {
         min_dim,
@@ -211,19 +227,18 @@ fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Result<Eigen, St
     let par = Par::rayon(0);
     let mut rng = Rng::new(0x1A2C_205E);
     let v0 = Col::<f64>::from_fn(n, |_| rng.normal());
-    // faer's tolerance is absolute on the Ritz residual ||A v − θ v||; scale it by
-    // ||A||_F, which bounds every eigenvalue, with the round-off floor of a matvec.
-    let fro = a.norm_l2();
-    let tol = fro * (8.0 * (n as f64).sqrt() * f64::EPSILON).max(1e-13);
+    // Scale the absolute Ritz-residual tolerance by the norm bound, with the round-off
+    // floor of a matvec.
+    let tol = norm * (8.0 * (n as f64).sqrt() * f64::EPSILON).max(1e-13);
     let mut vecs = Mat::<f64>::zeros(n, k);
     let mut vals = vec![0.0; k];
     let mut mem = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(
-        &a, k, par, params,
+        op, k, par, params,
     ));
     let info = partial_self_adjoint_eigen(
         vecs.as_mut(),
         &mut vals,
-        &a,
+        op,
         v0.as_ref(),
         tol,
         par,
@@ -244,7 +259,7 @@ fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Result<Eigen, St
     }
     let mut order: Vec<usize> = (0..k).collect();
     order.sort_by(|&i, &j| vals[j].total_cmp(&vals[i]));
-    let values = order.iter().map(|&i| vals[i]).collect();
+    let values = order.iter().map(|&i| vals[i] - shift).collect();
     let vectors = Mat::from_fn(n, k, |i, j| vecs[(i, order[j])]);
     Ok(Ok(Eigen {
         values,
@@ -252,6 +267,55 @@ fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Result<Eigen, St
         solver: Solver::Lanczos,
         note: None,
     }))
+}
+
+/// The `k` algebraically largest eigenpairs of a sparse symmetric matrix.
+///
+/// Lanczos runs on A + ρI with ρ = max_i Σ_j |a_ij| (Gershgorin: A + ρI is positive
+/// semidefinite, so its largest-magnitude eigenvalues are the largest; the shift does
+/// not change the Krylov spaces). `Dense`, or `Auto` for n ≤ [`AUTO_DENSE_MAX`], and a
+/// Lanczos failure, use the dense solver on the densified matrix (with a note).
+pub fn top_eigen_sparse(a: &SymCsr, k: usize, solver: Solver) -> Result<Eigen> {
+    let n = a.n();
+    if k == 0 || k > n {
+        return Err(Error::param(
+            "n_components",
+            format!("must be between 1 and {n} (the matrix size), got {k}"),
+        ));
+    }
+    let (_, max_dim) = lanczos_dims(k);
+    let use_lanczos = match solver {
+        Solver::Dense | Solver::LowRank => false,
+        Solver::Auto => max_dim < n && n > AUTO_DENSE_MAX,
+        Solver::Lanczos => max_dim < n,
+    };
+    let mut note = None;
+    let mut out = if use_lanczos {
+        let rho = (0..n)
+            .map(|i| a.row(i).1.iter().map(|v| v.abs()).sum::<f64>())
+            .fold(0.0f64, f64::max);
+        let op = Shifted {
+            matrix: a,
+            shift: rho,
+        };
+        match lanczos_operator(&op, k, 2.0 * rho, rho)? {
+            Ok(e) => e,
+            Err(why) => {
+                note = Some(format!("{why}; used the dense solver"));
+                dense(a.to_dense().as_ref(), k)?
+            }
+        }
+    } else {
+        if solver == Solver::Lanczos {
+            note = Some(format!(
+                "Lanczos needs a subspace of {max_dim} < n = {n}; used the dense solver"
+            ));
+        }
+        dense(a.to_dense().as_ref(), k)?
+    };
+    apply_sign_rule(out.vectors.as_mut());
+    out.note = note;
+    Ok(out)
 }
 
 /// Flips each column so that its entry of largest absolute value is positive (SPEC §3).

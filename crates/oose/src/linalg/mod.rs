@@ -5,3 +5,4 @@ pub mod center;
 pub mod eigen;
 pub mod pivoted_cholesky;
 pub mod procrustes;
+pub mod sparse;

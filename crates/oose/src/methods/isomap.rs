@@ -87,8 +87,9 @@ impl Isomap {
         let kept: Vec<usize> = if sizes.len() > 1 {
             if !self.largest_component {
                 return Err(Error::Disconnected {
-                    k: self.n_neighbors,
+                    graph: format!("{}-nearest-neighbour graph", self.n_neighbors),
                     sizes,
+                    hint: "increase the number of neighbours or embed the largest component",
                 });
             }
             let kept: Vec<usize> = (0..n).filter(|&i| label[i] == 0).collect();

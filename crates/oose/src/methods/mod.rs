@@ -1,11 +1,13 @@
 //! One module per method. Each has a parameter struct with defaults and a `fit` that
 //! returns a fitted model implementing [`OutOfSample`].
 
+pub mod diffusion_maps;
 pub mod isomap;
 pub mod kernel_pca;
 pub mod landmark_mds;
 pub mod mds;
 pub mod pca;
+pub mod spectral_clustering;
 
 use crate::error::Result;
 use crate::extend::Extension;

@@ -10,6 +10,9 @@ use crate::error::Error;
 use crate::error::{ModelError, Result};
 use crate::extend::restricted::Joint;
 use crate::extend::{Extension, Strategy};
+use crate::methods::diffusion_maps::{
+    DiffusionCore, FittedDiffusionMaps, FittedEigenmaps, FittedSpectralClustering,
+};
 use crate::methods::isomap::FittedIsomap;
 use crate::methods::kernel_pca::FittedKernelPca;
 use crate::methods::landmark_mds::FittedLandmarkMds;
@@ -41,6 +44,30 @@ pub enum Model {
     LandmarkMds(FittedLandmarkMds),
     /// Isomap.
     Isomap(FittedIsomap),
+    /// Diffusion maps.
+    DiffusionMaps(FittedDiffusionMaps),
+    /// Laplacian eigenmaps.
+    Eigenmaps(FittedEigenmaps),
+    /// Spectral clustering.
+    SpectralClustering(FittedSpectralClustering),
+}
+
+impl From<FittedDiffusionMaps> for Model {
+    fn from(m: FittedDiffusionMaps) -> Self {
+        Model::DiffusionMaps(m)
+    }
+}
+
+impl From<FittedEigenmaps> for Model {
+    fn from(m: FittedEigenmaps) -> Self {
+        Model::Eigenmaps(m)
+    }
+}
+
+impl From<FittedSpectralClustering> for Model {
+    fn from(m: FittedSpectralClustering) -> Self {
+        Model::SpectralClustering(m)
+    }
 }
 
 impl From<FittedMds> for Model {
@@ -82,6 +109,9 @@ impl Model {
             Model::Mds(_) => "mds",
             Model::LandmarkMds(_) => "landmark-mds",
             Model::Isomap(_) => "isomap",
+            Model::DiffusionMaps(_) => "dmaps",
+            Model::Eigenmaps(_) => "eigenmaps",
+            Model::SpectralClustering(_) => "spectral-clustering",
         }
     }
 
@@ -92,6 +122,9 @@ impl Model {
             Model::Mds(m) => m,
             Model::LandmarkMds(m) => m,
             Model::Isomap(m) => m,
+            Model::DiffusionMaps(m) => m,
+            Model::Eigenmaps(m) => m,
+            Model::SpectralClustering(m) => m,
         }
     }
 
@@ -109,6 +142,11 @@ impl Model {
                  isomap, kpca); PCA of points is classical MDS: fit `mds` instead"
                     .into(),
             )),
+            (_, _) => Err(Error::Unsupported(format!(
+                "restricted reconstruction is for the inner-product embeddings (mds, \
+                 landmark-mds, isomap, kpca), not {}",
+                self.method()
+            ))),
         }
     }
 
@@ -245,6 +283,9 @@ impl Model {
             Model::Mds(m) => m.is_consistent(),
             Model::LandmarkMds(m) => m.is_consistent(),
             Model::Isomap(m) => m.is_consistent(),
+            Model::DiffusionMaps(m) => m.is_consistent(),
+            Model::Eigenmaps(m) => m.is_consistent(),
+            Model::SpectralClustering(m) => m.is_consistent(),
         };
         if !ok {
             return Err(
@@ -329,6 +370,28 @@ impl Model {
                 v.push(("largest_component".into(), p.largest_component.to_string()));
                 v.push(("n_embedded".into(), m.kept().len().to_string()));
             }
+            Model::DiffusionMaps(m) => {
+                let p = m.params();
+                v.push(("output".into(), p.output.name().into()));
+                v.push(("t".into(), format!("{:?}", p.t)));
+                v.push(("density".into(), format!("{:?}", p.density).to_lowercase()));
+                diffusion_info(&mut v, m.core());
+                v.push(("eigenvalues".into(), fmt(m.eigenvalues())));
+            }
+            Model::Eigenmaps(m) => {
+                diffusion_info(&mut v, m.core());
+                v.push((
+                    "laplacian_eigenvalues".into(),
+                    fmt(&m.laplacian_eigenvalues()),
+                ));
+            }
+            Model::SpectralClustering(m) => {
+                v.push(("n_clusters".into(), m.params().n_clusters.to_string()));
+                v.push(("seed".into(), m.params().seed.to_string()));
+                v.push(("inertia".into(), format!("{:?}", m.inertia())));
+                diffusion_info(&mut v, m.core());
+                v.push(("eigenvalues".into(), fmt(m.core().eigenvalues())));
+            }
         }
         if let Some(c) = self.cmds() {
             let (s, note) = c.solver_used();
@@ -357,6 +420,47 @@ impl Model {
         }
         v
     }
+}
+
+/// Kernel lines shared by the diffusion-kernel models.
+fn diffusion_info(v: &mut Vec<(String, String)>, c: &DiffusionCore) {
+    use crate::methods::diffusion_maps::{Epsilon, Sparsity};
+    let spec = c.spec();
+    v.push(("alpha".into(), format!("{:?}", spec.alpha)));
+    v.push(("epsilon".into(), format!("{:?}", c.epsilon())));
+    v.push((
+        "epsilon_rule".into(),
+        match spec.epsilon {
+            Epsilon::Median => "median".into(),
+            Epsilon::LogSlope => "log-slope".into(),
+            Epsilon::Value(_) => "given".into(),
+        },
+    ));
+    if let Some(d) = c.dimension_estimate() {
+        v.push(("dimension_estimate".into(), format!("{d:.3}")));
+    }
+    match spec.sparsity {
+        Sparsity::Dense => v.push(("sparsity".into(), "dense".into())),
+        Sparsity::Knn(k) => {
+            v.push(("sparsity".into(), "knn".into()));
+            v.push(("n_neighbors".into(), k.to_string()));
+        }
+        Sparsity::Threshold(e) => {
+            v.push(("sparsity".into(), "threshold".into()));
+            v.push(("threshold".into(), format!("{e:?}")));
+        }
+    }
+    v.push(("nnz".into(), c.nnz().to_string()));
+    let (s, note) = c.solver_used();
+    v.push(("solver".into(), s.name().into()));
+    if let Some(n) = note {
+        v.push(("solver_note".into(), n.into()));
+    }
+    v.push((
+        "residual_rank".into(),
+        c.residual_rank()
+            .map_or("n/a (residual not computed)".into(), |r| r.to_string()),
+    ));
 }
 
 impl OutOfSample for Model {
