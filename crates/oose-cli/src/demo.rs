@@ -18,6 +18,7 @@ pub enum DemoMethod {
     Kpca,
     Mds,
     Isomap,
+    Dmaps,
 }
 
 #[derive(Args)]
@@ -42,6 +43,13 @@ fn fit(method: DemoMethod, x: MatRef<'_, f64>) -> Result<Model, CliError> {
         DemoMethod::Kpca => KernelPca::default().fit(x)?.into(),
         DemoMethod::Mds => oose::methods::mds::ClassicalMds::default().fit(x)?.into(),
         DemoMethod::Isomap => oose::methods::isomap::Isomap::default().fit(x)?.into(),
+        DemoMethod::Dmaps => {
+            use oose::methods::diffusion_maps::{DiffusionMaps, Epsilon};
+            DiffusionMaps::default()
+                .epsilon(Epsilon::LogSlope)
+                .fit(x)?
+                .into()
+        }
     })
 }
 
@@ -93,6 +101,15 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
             model.n_components(),
             m.core().solver_used().0.name()
         ),
+        Model::DiffusionMaps(m) => println!(
+            "method: diffusion maps, alpha = {}, k = 25 neighbours (symmetric kNN rule), epsilon = {:.6} (log-slope rule, dimension estimate {}), {} coordinates λ^t ψ/ψ₀ with t = {}, solver {}",
+            m.core().spec().alpha,
+            m.core().epsilon(),
+            get("dimension_estimate").unwrap_or_default(),
+            m.n_components(),
+            m.params().t,
+            m.core().solver_used().0.name()
+        ),
         _ => println!("method: PCA, {} components", model.n_components()),
     }
     println!("eigenvalues: {}", get("eigenvalues").unwrap_or_default());
@@ -126,8 +143,24 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     if has_residual {
         let (lo, med, hi) = stats(&ext.residual);
         println!("residual k0(z,z) of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}");
+    } else if a.method == DemoMethod::Dmaps {
+        println!(
+            "residual k0(z,z): not computed for a sparse kernel (fit with residual on to get it)"
+        );
     } else {
         println!("residual k0(z,z): n/a (geodesic similarities are not positive semidefinite)");
+    }
+    if let Some(c) = ext.extra.iter().find(|c| c.name == "relative_density") {
+        let (lo, med, hi) = stats(&c.values);
+        println!("relative density q(z)/median q(x) of new points: min {lo:.3}  median {med:.3}  max {hi:.3}");
+        let far = Mat::from_fn(1, 3, |_, j| [60.0, 60.0, 60.0][j]);
+        let far_ext = model.extend(far.as_ref())?;
+        let v = far_ext
+            .extra
+            .iter()
+            .find(|c| c.name == "relative_density")
+            .map_or(f64::NAN, |c| c.values[0]);
+        println!("a point far from the roll (60, 60, 60): relative density {v:.3e}");
     }
     let (lo, med, hi) = stats(&ext.reconstruction_error);
     println!("reconstruction error of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}");
@@ -152,13 +185,16 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     } else {
         println!("training points extended: max relative deviation {exact:.1e}");
     }
-    if a.method != DemoMethod::Pca {
+    if !matches!(a.method, DemoMethod::Pca | DemoMethod::Dmaps) {
         restricted_section(&model, x.as_ref())?;
     }
 
     let png = a.output_dir.join("demo.png");
+    let degree = ext.extra.iter().find(|c| c.name == "relative_density");
     let (colour, label) = if has_residual {
         (&ext.residual, "log10 residual")
+    } else if let Some(c) = degree {
+        (&c.values, "log10 relative density")
     } else {
         let c = ext.extra.iter().find(|c| c.name == "beta_minus_projection");
         (
@@ -176,6 +212,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
                 DemoMethod::Pca => "PCA",
                 DemoMethod::Mds => "classical MDS",
                 DemoMethod::Isomap => "Isomap",
+                DemoMethod::Dmaps => "diffusion maps",
             }
         ),
         model.embedding(),

@@ -119,6 +119,12 @@ enum Command {
 enum DatasetName {
     SwissRoll,
     SCurve,
+    PunchedSphere,
+    ThreeDClusters,
+    Helix,
+    Trefoil,
+    TwinPeaks,
+    CircleS1,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -145,6 +151,33 @@ enum KernelName {
     Linear,
     Polynomial,
     Precomputed,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum SparsityName {
+    Knn,
+    Threshold,
+    Dense,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum FlavourName {
+    Diffusion,
+    Standard,
+    Weighted,
+    Normalized,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum DensityName {
+    Training,
+    Union,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum IsolatedName {
+    Error,
+    Nan,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -177,9 +210,41 @@ struct FitArgs {
     /// The N×N squared dissimilarity matrix δ² (mds).
     #[arg(long)]
     squared_dissimilarities: Option<String>,
-    /// Number of nearest neighbours k (isomap).
-    #[arg(long, default_value_t = 10)]
-    knn: usize,
+    /// Number of nearest neighbours k (isomap: default 10; dmaps: 25; eigenmaps,
+    /// spectral-clustering: 10). A point counts as its own nearest for the diffusion
+    /// kernels.
+    #[arg(long)]
+    knn: Option<usize>,
+    /// Sparsification of the diffusion kernels: knn (symmetric rule), threshold (w ≥ η,
+    /// give --threshold) or dense.
+    #[arg(long, value_enum, default_value = "knn")]
+    sparsity: SparsityName,
+    /// η of the threshold rule (dmaps, eigenmaps, spectral-clustering).
+    #[arg(long)]
+    threshold: Option<f64>,
+    /// α-normalisation in [0, 1] (dmaps: default 1; eigenmaps, spectral-clustering: 0).
+    #[arg(long)]
+    alpha: Option<f64>,
+    /// Diffusion time t ≥ 0 (dmaps, `diffusion` coordinates).
+    #[arg(long, default_value_t = 1.0)]
+    t: f64,
+    /// Output coordinates of dmaps.
+    #[arg(long, value_enum, default_value = "diffusion")]
+    flavour: FlavourName,
+    /// Density of new points for dmaps (union: of X ∪ Z, the whole input read as one batch).
+    #[arg(long, value_enum, default_value = "training")]
+    density: DensityName,
+    /// New points without a neighbour under the sparsity rule: an error, or NaN rows
+    /// with an `isolated` flag column.
+    #[arg(long, value_enum, default_value = "error")]
+    on_isolated: IsolatedName,
+    /// Compute the residual diagnostic of dmaps (pivoted Cholesky of the N×N kernel;
+    /// default: for dense kernels only).
+    #[arg(long)]
+    residual: Option<bool>,
+    /// Number of clusters (spectral-clustering).
+    #[arg(long, default_value_t = 2)]
+    clusters: usize,
     /// Embed the largest connected component of a disconnected kNN graph (isomap).
     #[arg(long)]
     largest_component: bool,
@@ -201,7 +266,8 @@ struct FitArgs {
     /// Kernel (kpca).
     #[arg(long, value_enum, default_value = "gaussian")]
     kernel: KernelName,
-    /// Bandwidth ε: a number > 0 or `auto` (median rule).
+    /// Bandwidth ε: a number > 0 or `auto` (median rule); the diffusion kernels also take
+    /// `log-slope` (Berry–Giannakis–Harlim) and `inf` (w = 1 on the graph).
     #[arg(long, default_value = "auto", allow_hyphen_values = true)]
     epsilon: String,
     /// Exponent β of the (inverse) multiquadric kernel.
@@ -261,6 +327,13 @@ struct ExtendArgs {
     /// k×k proximities among the new objects, same kind as the input (implies --joint).
     #[arg(long)]
     mutual: Option<String>,
+    /// Density of new points for dmaps models (default: the model's). `union` reads the
+    /// whole input as one batch.
+    #[arg(long, value_enum)]
+    density: Option<DensityName>,
+    /// New points without a neighbour (diffusion models; default: the model's).
+    #[arg(long, value_enum)]
+    on_isolated: Option<IsolatedName>,
     /// Rows per chunk while streaming.
     #[arg(long, default_value_t = 16384, hide = true)]
     chunk_rows: usize,
@@ -341,9 +414,46 @@ fn run(cli: Cli) -> Result<(), CliError> {
                     "--noise must be finite and >= 0, got {noise}"
                 )));
             }
+            use oose::datasets as ds;
+            let noiseless = |what: &str| {
+                if noise != 0.0 {
+                    Err(CliError::usage(format!("--noise does not apply to {what}")))
+                } else {
+                    Ok(())
+                }
+            };
             let d = match name {
-                DatasetName::SwissRoll => oose::datasets::swiss_roll(n, noise, false, seed),
-                DatasetName::SCurve => oose::datasets::s_curve(n, noise, seed),
+                DatasetName::SwissRoll => ds::swiss_roll(n, noise, false, seed),
+                DatasetName::SCurve => ds::s_curve(n, noise, seed),
+                DatasetName::PunchedSphere => {
+                    noiseless("punched-sphere")?;
+                    ds::punched_sphere(n, 1.0)
+                }
+                DatasetName::ThreeDClusters => {
+                    noiseless("three-d-clusters (its spread is fixed at 0.5)")?;
+                    if n < 21 {
+                        return Err(CliError::usage(
+                            "--n must be at least 21 for three-d-clusters",
+                        ));
+                    }
+                    ds::three_d_clusters(n, 3, seed)
+                }
+                DatasetName::Helix => {
+                    noiseless("helix")?;
+                    ds::helix(n)
+                }
+                DatasetName::Trefoil => {
+                    noiseless("trefoil")?;
+                    ds::trefoil(n)
+                }
+                DatasetName::TwinPeaks => {
+                    noiseless("twin-peaks")?;
+                    ds::twin_peaks(n, seed)
+                }
+                DatasetName::CircleS1 => {
+                    noiseless("circle-s1")?;
+                    ds::circle_s1(n, seed)
+                }
             };
             io::write_matrix(&output, d.points.as_ref())
         }
@@ -396,6 +506,40 @@ fn kernel_from(a: &FitArgs) -> Result<Kernel, CliError> {
     };
     k.validate().map_err(|e| CliError::usage(e.to_string()))?;
     Ok(k)
+}
+
+fn isolated_from(s: IsolatedName) -> oose::methods::diffusion_maps::OnIsolated {
+    match s {
+        IsolatedName::Error => oose::methods::diffusion_maps::OnIsolated::Error,
+        IsolatedName::Nan => oose::methods::diffusion_maps::OnIsolated::Nan,
+    }
+}
+
+/// The diffusion kernel from the command line (`k` and `alpha` are the method's defaults).
+fn diffusion_kernel(
+    a: &FitArgs,
+    k: usize,
+    alpha: f64,
+) -> Result<oose::methods::diffusion_maps::DiffusionKernel, CliError> {
+    use oose::methods::diffusion_maps::{DiffusionKernel, Epsilon, Sparsity};
+    let epsilon = Epsilon::from_name(&a.epsilon).map_err(|e| CliError::usage(e.to_string()))?;
+    let sparsity = match a.sparsity {
+        SparsityName::Knn => Sparsity::Knn(a.knn.unwrap_or(k)),
+        SparsityName::Dense => Sparsity::Dense,
+        SparsityName::Threshold => Sparsity::Threshold(a.threshold.ok_or_else(|| {
+            CliError::usage("--sparsity threshold needs --threshold η (0 < η ≤ 1)")
+        })?),
+    };
+    if a.threshold.is_some() && a.sparsity != SparsityName::Threshold {
+        return Err(CliError::usage(
+            "--threshold applies only with --sparsity threshold",
+        ));
+    }
+    Ok(DiffusionKernel {
+        epsilon,
+        sparsity,
+        alpha: a.alpha.unwrap_or(alpha),
+    })
 }
 
 fn solver_from(s: SolverName) -> Solver {
@@ -499,7 +643,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
             let spin = progress::Spinner::start("fitting isomap");
             let fitted = Isomap {
                 n_components: a.components,
-                n_neighbors: a.knn,
+                n_neighbors: a.knn.unwrap_or(10),
                 solver: solver_from(a.solver),
                 largest_component: a.largest_component,
                 rank_tolerance: a.rank_tolerance,
@@ -508,9 +652,70 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
             spin.finish();
             fitted?.into()
         }
+        Method::Dmaps => {
+            use oose::methods::diffusion_maps::{Density, DiffusionMaps, Output};
+            let kernel = diffusion_kernel(&a, 25, 1.0)?;
+            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let spin = progress::Spinner::start("fitting diffusion maps");
+            let fitted = DiffusionMaps {
+                n_components: a.components,
+                kernel,
+                t: a.t,
+                output: match a.flavour {
+                    FlavourName::Diffusion => Output::Diffusion,
+                    FlavourName::Standard => Output::Standard,
+                    FlavourName::Weighted => Output::Weighted,
+                    FlavourName::Normalized => Output::Normalized,
+                },
+                solver: solver_from(a.solver),
+                density: match a.density {
+                    DensityName::Training => Density::Training,
+                    DensityName::Union => Density::Union,
+                },
+                on_isolated: isolated_from(a.on_isolated),
+                residual: a.residual,
+                rank_tolerance: a.rank_tolerance,
+            }
+            .fit(x.as_ref());
+            spin.finish();
+            fitted?.into()
+        }
+        Method::Eigenmaps => {
+            use oose::methods::diffusion_maps::LaplacianEigenmaps;
+            let kernel = diffusion_kernel(&a, 10, 0.0)?;
+            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let spin = progress::Spinner::start("fitting Laplacian eigenmaps");
+            let fitted = LaplacianEigenmaps {
+                n_components: a.components,
+                kernel,
+                solver: solver_from(a.solver),
+                on_isolated: isolated_from(a.on_isolated),
+                rank_tolerance: a.rank_tolerance,
+            }
+            .fit(x.as_ref());
+            spin.finish();
+            fitted?.into()
+        }
+        Method::SpectralClustering => {
+            use oose::methods::diffusion_maps::SpectralClustering;
+            let kernel = diffusion_kernel(&a, 10, 0.0)?;
+            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let spin = progress::Spinner::start("fitting spectral clustering");
+            let fitted = SpectralClustering {
+                n_clusters: a.clusters,
+                kernel,
+                solver: solver_from(a.solver),
+                seed: a.seed,
+                n_init: 10,
+                on_isolated: isolated_from(a.on_isolated),
+            }
+            .fit(x.as_ref());
+            spin.finish();
+            fitted?.into()
+        }
         other => {
             return Err(CliError::usage(format!(
-                "method `{}` is not available in this version of oose (available: pca, kpca, mds, landmark-mds, isomap)",
+                "method `{}` is not available in this version of oose (available: pca, kpca, mds, landmark-mds, isomap, dmaps, eigenmaps, spectral-clustering)",
                 other
                     .to_possible_value()
                     .map(|v| v.get_name().to_string())
@@ -543,6 +748,27 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
             "--kernel-diagonal applies only to models with a precomputed kernel",
         ));
     }
+    let diffusion = matches!(
+        model,
+        Model::DiffusionMaps(_) | Model::Eigenmaps(_) | Model::SpectralClustering(_)
+    );
+    if (a.density.is_some() || a.on_isolated.is_some()) && !diffusion {
+        return Err(CliError::usage(
+            "--density and --on-isolated apply only to dmaps, eigenmaps and spectral-clustering models",
+        ));
+    }
+    if a.density.is_some() && !matches!(model, Model::DiffusionMaps(_)) {
+        return Err(CliError::usage("--density applies only to dmaps models"));
+    }
+    // The union density couples the rows of a batch: the whole input is one batch.
+    let union = match (&model, a.density) {
+        (_, Some(DensityName::Union)) => true,
+        (Model::DiffusionMaps(m), None) => {
+            m.params().density == oose::methods::diffusion_maps::Density::Union
+        }
+        _ => false,
+    };
+    let chunk_rows = if union { usize::MAX } else { a.chunk_rows };
     let mut input = MatrixReader::open(&a.input)?;
     let mut diag = a
         .kernel_diagonal
@@ -553,7 +779,7 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
     let mut out: Option<MatrixWriter> = None;
     let spin = progress::Spinner::start("extending");
     let mut rows = 0usize;
-    while let Some(chunk) = input.next_chunk(a.chunk_rows)? {
+    while let Some(chunk) = input.next_chunk(chunk_rows)? {
         check_width(&model, chunk.ncols(), input.name())?;
         let ext = match (kpca, diag.as_mut()) {
             (Some(m), Some(dr)) => {
@@ -570,7 +796,19 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
                 let v: Vec<f64> = (0..dv.nrows()).map(|i| dv[(i, 0)]).collect();
                 m.extend_kernel_rows(chunk.as_ref(), Some(&v))
             }
-            _ => model.extend_with(chunk.as_ref(), strategy),
+            _ => match (&model, a.density, a.on_isolated) {
+                (Model::DiffusionMaps(m), dens, iso) if dens.is_some() || iso.is_some() => {
+                    use oose::methods::diffusion_maps::Density;
+                    let density = match dens {
+                        Some(DensityName::Union) => Density::Union,
+                        Some(DensityName::Training) => Density::Training,
+                        None => m.params().density,
+                    };
+                    let iso = iso.map_or(m.params().on_isolated, isolated_from);
+                    m.extend_with(chunk.as_ref(), density, iso)
+                }
+                _ => model.extend_with(chunk.as_ref(), strategy),
+            },
         }
         .map_err(|e| {
             let mut e = CliError::from(e);

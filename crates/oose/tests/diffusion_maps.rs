@@ -131,6 +131,16 @@ fn extension_of_training_points_is_exact() {
                 for i in [0, 77, 299] {
                     assert!((rel[i] - d[i] / med).abs() < 1e-12 * rel[i]);
                 }
+                // relative_density = q(x)/median q: > 0, and 1 on average-ish points.
+                let rq = &e
+                    .extra
+                    .iter()
+                    .find(|c| c.name == "relative_density")
+                    .unwrap()
+                    .values;
+                let mut s = rq.clone();
+                s.sort_by(f64::total_cmp);
+                assert!((0.5 * (s[149] + s[150]) - 1.0).abs() < 1e-12);
                 if sparsity == Sparsity::Dense {
                     // Residual of a training point: 0 up to the rank tolerance.
                     let worst = e.residual.iter().copied().fold(0.0f64, f64::max);

@@ -67,42 +67,119 @@ fn pair_sq_distance_bits(x: MatRef<'_, f64>) -> Vec<u64> {
 }
 
 /// The log-slope rule of Berry, Giannakis and Harlim for a gaussian kernel (SPEC §1):
-/// the ε maximising d log S / d log ε, S(ε) = Σ_{i,j} exp(−||xᵢ − x_j||²/ε) (all
-/// ordered pairs, i = j included), searched on a grid of 16 values per octave spanning
-/// the pairwise squared distances (subsampled as for the median rule). The slope is
-/// evaluated exactly, (Σ w d²/ε) / S. Returns (ε, maximal slope); twice the slope
+/// the ε maximising d log S / d log ε, S(ε) = Σ_{i,j} exp(−||xᵢ − x_j||²/ε) over all
+/// ordered pairs of the N points, i = j included.
+///
+/// S is estimated without N² work: the squared distances from a fixed-seed subsample
+/// of R rows (R = 20·10⁶/N clamped to [200, 1000], all rows when N is smaller) to all N
+/// points go into a histogram of 64 bins per octave (bins read off the exponent and
+/// top mantissa bits, so each bin spans < 1.1 % in d²), and
+/// S(ε) ≈ N + (N/R) Σ_bins count · exp(−d²_bin/ε). The slope (Σ w d²/ε)/S is evaluated
+/// exactly on that histogram on a grid of 4 values per octave, then refined by
+/// golden-section search in log ε. Returns (ε, maximal slope); twice the slope
 /// estimates the intrinsic dimension. `None` when all points coincide.
 pub fn log_slope_epsilon(x: MatRef<'_, f64>) -> Option<(f64, f64)> {
-    let d2: Vec<f64> = pair_sq_distance_bits(x)
-        .into_iter()
-        .map(f64::from_bits)
-        .filter(|&d| d > 0.0)
+    let n = x.nrows();
+    let dim = x.ncols();
+    let r = if n <= 1000 {
+        n
+    } else {
+        (20_000_000 / n).clamp(200, 1000)
+    };
+    let rows_idx: Vec<usize> = if r == n {
+        (0..n).collect()
+    } else {
+        Rng::new(0x0B64_5109).sample_indices(n, r)
+    };
+    let all: Vec<f64> = (0..n)
+        .flat_map(|i| (0..dim).map(move |j| x[(i, j)]))
         .collect();
-    let lo = d2.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = d2.iter().copied().fold(0.0f64, f64::max);
-    if d2.is_empty() || hi <= 0.0 {
+    const SHIFT: u32 = 46; // keep 11 exponent bits and 6 mantissa bits: 64 bins/octave
+    const BINS: usize = 1 << (63 - SHIFT);
+    let all = &all;
+    let counts: Vec<u64> = rows_idx
+        .par_iter()
+        .fold(
+            || vec![0u64; BINS],
+            |mut c, &i| {
+                let a = &all[i * dim..(i + 1) * dim];
+                for j in 0..n {
+                    if j == i {
+                        continue;
+                    }
+                    let b = &all[j * dim..(j + 1) * dim];
+                    let d: f64 = a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum();
+                    c[(d.to_bits() >> SHIFT) as usize] += 1;
+                }
+                c
+            },
+        )
+        .reduce(
+            || vec![0u64; BINS],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    // (representative d², weight count·N/R); bin 0 holds exact zeros (and subnormals).
+    let scale = n as f64 / r as f64;
+    let bins: Vec<(f64, f64)> = counts
+        .iter()
+        .enumerate()
+        .filter(|p| *p.1 > 0)
+        .map(|(b, &c)| {
+            let mid = if b == 0 {
+                0.0
+            } else {
+                f64::from_bits(((b as u64) << SHIFT) | (1u64 << (SHIFT - 1)))
+            };
+            (mid, c as f64 * scale)
+        })
+        .collect();
+    let positive: Vec<f64> = bins.iter().map(|p| p.0).filter(|&d| d > 0.0).collect();
+    let lo = positive.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = positive.iter().copied().fold(0.0f64, f64::max);
+    if positive.is_empty() {
         return None;
     }
-    let m = x.nrows().min(SUBSAMPLE) as f64;
-    let (a, b) = ((lo.log2() - 2.0).floor(), (hi.log2() + 2.0).ceil());
-    let steps = ((b - a) * 16.0) as usize;
-    let slope = |eps: f64| {
-        let (s, ds) = d2
-            .par_iter()
-            .map(|&d| {
-                let w = (-d / eps).exp();
-                (w, w * d / eps)
-            })
-            .reduce(|| (0.0, 0.0), |p, q| (p.0 + q.0, p.1 + q.1));
-        // Ordered pairs: each unordered pair twice, plus the m diagonal terms.
-        2.0 * ds / (m + 2.0 * s)
+    let slope = |log_eps: f64| {
+        let eps = log_eps.exp2();
+        let (s, ds) = bins.iter().fold((0.0, 0.0), |acc, &(d, c)| {
+            let w = c * (-d / eps).exp();
+            (acc.0 + w, acc.1 + w * d / eps)
+        });
+        ds / (n as f64 + s)
     };
-    (0..=steps)
+    let (a, b) = ((lo.log2() - 2.0).floor(), (hi.log2() + 2.0).ceil());
+    let steps = ((b - a) * 4.0) as usize;
+    let (best, _) = (0..=steps)
         .map(|i| {
-            let eps = (a + i as f64 / 16.0).exp2();
-            (eps, slope(eps))
+            let l = a + i as f64 / 4.0;
+            (l, slope(l))
         })
-        .max_by(|p, q| p.1.total_cmp(&q.1))
+        .max_by(|p, q| p.1.total_cmp(&q.1))?;
+    // Golden-section search for the maximum on the bracketing grid interval.
+    let g = 0.5 * (5f64.sqrt() - 1.0);
+    let (mut l, mut r) = (best - 0.25, best + 0.25);
+    let (mut c, mut d) = (r - g * (r - l), l + g * (r - l));
+    let (mut fc, mut fd) = (slope(c), slope(d));
+    for _ in 0..40 {
+        if fc > fd {
+            r = d;
+            d = c;
+            fd = fc;
+            c = r - g * (r - l);
+            fc = slope(c);
+        } else {
+            l = c;
+            c = d;
+            fc = fd;
+            d = l + g * (r - l);
+            fd = slope(d);
+        }
+    }
+    let l_best = 0.5 * (l + r);
+    Some((l_best.exp2(), slope(l_best)))
 }
 
 /// Median of `v` (mean of the two middle values for an even count). Reorders `v`.

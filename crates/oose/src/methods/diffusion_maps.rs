@@ -456,6 +456,7 @@ pub struct DiffusionCore {
     degree: Vec<f64>,
     sum_degree: f64,
     median_degree: f64,
+    median_density: f64,
     /// λ₀ = 1 ≥ λ₁ ≥ … (eigenvalues of the symmetric kernel).
     values: Vec<f64>,
     /// Eigenvectors ψ (N × m), ψ₀ = sqrt(d/Σd).
@@ -523,6 +524,8 @@ impl DiffusionCore {
         let residual = want_residual.then(|| residual_factor(&nk.kernel, rank_tolerance));
         let mut sorted = nk.degree.clone();
         let median_degree = bandwidth::median(&mut sorted);
+        let mut sorted = nk.density.clone();
+        let median_density = bandwidth::median(&mut sorted);
         Ok(DiffusionCore {
             spec: *spec,
             x: StoredMat::from_mat(x),
@@ -533,6 +536,7 @@ impl DiffusionCore {
             degree: nk.degree,
             sum_degree,
             median_degree,
+            median_density,
             values: eig.values,
             psi: StoredMat::from_mat(psi.as_ref()),
             phi: StoredMat::from_mat(phi.as_ref()),
@@ -567,6 +571,11 @@ impl DiffusionCore {
     /// Eigenvectors ψ (N × m) of the symmetric kernel, ψ₀ = sqrt(d/Σd).
     pub fn eigenvectors(&self) -> MatRef<'_, f64> {
         self.psi.view()
+    }
+
+    /// Median training density (Σ_j w_ij).
+    pub fn median_density(&self) -> f64 {
+        self.median_density
     }
 
     /// Degrees dᵢ of the training points.
@@ -794,6 +803,7 @@ impl DiffusionCore {
         let phi = self.phi.view();
         let mut psi = Mat::<f64>::zeros(rows, m);
         let mut degree = vec![0.0; rows];
+        let mut dens = vec![0.0; rows];
         let mut isolated = vec![0.0; rows];
         let mut kzz = vec![0.0; rows];
         // Per-row scale of the symmetric-kernel row: k_z,i = w_z,i sᵢ · scale(z).
@@ -834,6 +844,7 @@ impl DiffusionCore {
                         isolated[r] = 1.0;
                         psi.row_mut(r).fill(f64::NAN);
                         degree[r] = f64::NAN;
+                        dens[r] = f64::NAN;
                         kzz[r] = f64::NAN;
                         scale[r] = f64::NAN;
                         continue;
@@ -849,6 +860,7 @@ impl DiffusionCore {
             }
             psi[(r, 0)] = (dz / self.sum_degree).sqrt();
             degree[r] = dz;
+            dens[r] = qz;
             kzz[r] = qza * qza / dz;
             scale[r] = sc;
         }
@@ -885,10 +897,16 @@ impl DiffusionCore {
                 v
             }
         };
-        let mut extra = vec![Column {
-            name: "degree",
-            values: degree,
-        }];
+        let mut extra = vec![
+            Column {
+                name: "degree",
+                values: degree,
+            },
+            Column {
+                name: "density",
+                values: dens,
+            },
+        ];
         if on_isolated == OnIsolated::Nan {
             extra.push(Column {
                 name: "isolated",
@@ -903,12 +921,18 @@ impl DiffusionCore {
         })
     }
 
-    /// Replaces the `degree` column by `relative_degree` = d(z) / median training degree.
+    /// Replaces the `degree` and `density` columns by `relative_degree` = d(z) / median
+    /// training degree and `relative_density` = q(z) / median training density. (For
+    /// α = 1 the degree is invariant under w(z, ·) ↦ c·w(z, ·), so a far point need not
+    /// show in it; the density q(z) = Σᵢ w(z, xᵢ) does.)
     pub(crate) fn relative_degree(&self, ext: &mut Extension) {
         for c in ext.extra.iter_mut() {
             if c.name == "degree" {
                 c.name = "relative_degree";
                 c.values.iter_mut().for_each(|v| *v /= self.median_degree);
+            } else if c.name == "density" {
+                c.name = "relative_density";
+                c.values.iter_mut().for_each(|v| *v /= self.median_density);
             }
         }
     }
