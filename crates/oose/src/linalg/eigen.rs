@@ -269,13 +269,20 @@ fn lanczos_operator(
     }))
 }
 
-/// The `k` algebraically largest eigenpairs of a sparse symmetric matrix.
+/// The `k` algebraically largest eigenpairs of a sparse symmetric matrix A, or of
+/// A − v vᵀ when `deflate` = Some(v) (v a unit eigenvector of A whose eigenvalue is to
+/// be removed from the search).
 ///
 /// Lanczos runs on A + ρI with ρ = max_i Σ_j |a_ij| (Gershgorin: A + ρI is positive
 /// semidefinite, so its largest-magnitude eigenvalues are the largest; the shift does
 /// not change the Krylov spaces). `Dense`, or `Auto` for n ≤ [`AUTO_DENSE_MAX`], and a
 /// Lanczos failure, use the dense solver on the densified matrix (with a note).
-pub fn top_eigen_sparse(a: &SymCsr, k: usize, solver: Solver) -> Result<Eigen> {
+pub fn top_eigen_sparse(
+    a: &SymCsr,
+    k: usize,
+    solver: Solver,
+    deflate: Option<&[f64]>,
+) -> Result<Eigen> {
     let n = a.n();
     if k == 0 || k > n {
         return Err(Error::param(
@@ -291,18 +298,21 @@ pub fn top_eigen_sparse(a: &SymCsr, k: usize, solver: Solver) -> Result<Eigen> {
     };
     let mut note = None;
     let mut out = if use_lanczos {
+        // Gershgorin bound on ||A||, plus 1 for the deflated rank-one term.
         let rho = (0..n)
             .map(|i| a.row(i).1.iter().map(|v| v.abs()).sum::<f64>())
-            .fold(0.0f64, f64::max);
+            .fold(0.0f64, f64::max)
+            + if deflate.is_some() { 1.0 } else { 0.0 };
         let op = Shifted {
             matrix: a,
             shift: rho,
+            deflate,
         };
         match lanczos_operator(&op, k, 2.0 * rho, rho)? {
             Ok(e) => e,
             Err(why) => {
                 note = Some(format!("{why}; used the dense solver"));
-                dense(a.to_dense().as_ref(), k)?
+                dense(densify(a, deflate).as_ref(), k)?
             }
         }
     } else {
@@ -311,11 +321,25 @@ pub fn top_eigen_sparse(a: &SymCsr, k: usize, solver: Solver) -> Result<Eigen> {
                 "Lanczos needs a subspace of {max_dim} < n = {n}; used the dense solver"
             ));
         }
-        dense(a.to_dense().as_ref(), k)?
+        dense(densify(a, deflate).as_ref(), k)?
     };
     apply_sign_rule(out.vectors.as_mut());
     out.note = note;
     Ok(out)
+}
+
+/// A − v vᵀ as a dense matrix.
+fn densify(a: &SymCsr, deflate: Option<&[f64]>) -> Mat<f64> {
+    let mut m = a.to_dense();
+    if let Some(v) = deflate {
+        let n = m.nrows();
+        for j in 0..n {
+            for i in 0..n {
+                m[(i, j)] -= v[i] * v[j];
+            }
+        }
+    }
+    m
 }
 
 /// Flips each column so that its entry of largest absolute value is positive (SPEC §3).

@@ -157,8 +157,15 @@ impl SymCsr {
         (label, sizes)
     }
 
-    /// out = (A + shift·I) rhs, rows in parallel.
-    pub fn apply_shifted(&self, mut out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, shift: f64) {
+    /// out = (A + shift·I − v vᵀ) rhs (the last term when `deflate` = Some(v)), rows in
+    /// parallel.
+    pub fn apply_shifted(
+        &self,
+        mut out: MatMut<'_, f64>,
+        rhs: MatRef<'_, f64>,
+        shift: f64,
+        deflate: Option<&[f64]>,
+    ) {
         let n = self.n();
         for c in 0..rhs.ncols() {
             let x = rhs.col(c);
@@ -175,6 +182,10 @@ impl SymCsr {
                     *yi = s;
                 }
             });
+            if let Some(v) = deflate {
+                let dot: f64 = v.iter().zip(&x).map(|(a, b)| a * b).sum();
+                y.iter_mut().zip(v).for_each(|(yi, vi)| *yi -= dot * vi);
+            }
             let mut oc = faer::reborrow::ReborrowMut::rb_mut(&mut out).col_mut(c);
             for i in 0..n {
                 oc[i] = y[i];
@@ -183,13 +194,15 @@ impl SymCsr {
     }
 }
 
-/// The operator A + σI for the Lanczos solver.
+/// The operator A + σI (− v vᵀ) for the Lanczos solver.
 #[derive(Debug)]
 pub struct Shifted<'a> {
     /// A.
     pub matrix: &'a SymCsr,
     /// σ.
     pub shift: f64,
+    /// A unit vector v to deflate.
+    pub deflate: Option<&'a [f64]>,
 }
 
 impl LinOp<f64> for Shifted<'_> {
@@ -206,7 +219,8 @@ impl LinOp<f64> for Shifted<'_> {
     }
 
     fn apply(&self, out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, _par: Par, _stack: &mut MemStack) {
-        self.matrix.apply_shifted(out, rhs, self.shift);
+        self.matrix
+            .apply_shifted(out, rhs, self.shift, self.deflate);
     }
 
     fn conj_apply(
@@ -216,7 +230,8 @@ impl LinOp<f64> for Shifted<'_> {
         _par: Par,
         _stack: &mut MemStack,
     ) {
-        self.matrix.apply_shifted(out, rhs, self.shift);
+        self.matrix
+            .apply_shifted(out, rhs, self.shift, self.deflate);
     }
 }
 
@@ -246,7 +261,7 @@ mod tests {
         let a = path(10_000);
         let x = Mat::from_fn(10_000, 2, |i, j| ((i * 7 + j * 3) % 11) as f64 - 5.0);
         let mut y = Mat::<f64>::zeros(10_000, 2);
-        a.apply_shifted(y.as_mut(), x.as_ref(), 0.5);
+        a.apply_shifted(y.as_mut(), x.as_ref(), 0.5, None);
         for c in 0..2 {
             for i in [0usize, 1, 4095, 4096, 9999] {
                 let mut want = 2.5 * x[(i, c)];

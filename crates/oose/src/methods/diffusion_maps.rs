@@ -492,31 +492,54 @@ impl DiffusionCore {
                 ),
             ));
         }
-        let nk = spec.normalised(x)?;
-        let (eig, nnz): (Eigen, usize) = match &nk.kernel {
-            Weights::Dense(k) => (top_eigen(k.as_ref(), m, solver)?, n * n),
-            Weights::Sparse(k) => (top_eigen_sparse(k, m, solver)?, k.nnz()),
+        let mut nk = spec.normalised(x)?;
+        // ψ₀ = sqrt(d/Σd) is an exact eigenvector with eigenvalue 1: deflate it and
+        // compute λ₁.. of k − ψ₀ψ₀ᵀ (robust when λ₁ is close to 1, nearly separated
+        // clusters).
+        let sum_degree: f64 = nk.degree.iter().sum();
+        let psi0: Vec<f64> = nk.degree.iter().map(|d| (d / sum_degree).sqrt()).collect();
+        let (eig, nnz): (Eigen, usize) = match &mut nk.kernel {
+            Weights::Dense(k) => {
+                for j in 0..n {
+                    for i in 0..n {
+                        k[(i, j)] -= psi0[i] * psi0[j];
+                    }
+                }
+                let e = top_eigen(k.as_ref(), m - 1, solver)?;
+                for j in 0..n {
+                    for i in 0..n {
+                        k[(i, j)] += psi0[i] * psi0[j];
+                    }
+                }
+                (e, n * n)
+            }
+            Weights::Sparse(k) => (top_eigen_sparse(k, m - 1, solver, Some(&psi0))?, k.nnz()),
         };
-        if (eig.values[0] - 1.0).abs() > 1e-8 {
+        if eig.values[0] >= 1.0 - 1e-12 {
             return Err(Error::Eigensolver(format!(
-                "the top eigenvalue of the diffusion kernel is {} instead of 1",
+                "the second eigenvalue of the diffusion kernel is {} (≥ 1 − 1e-12): the graph \
+                 is numerically disconnected; increase ε or the number of neighbours",
                 eig.values[0]
             )));
         }
+        let mut values = vec![1.0];
+        values.extend_from_slice(&eig.values);
         let tol = rank_tolerance;
-        if let Some(j) = (1..m).find(|&j| eig.values[j].is_nan() || eig.values[j] <= tol) {
+        if let Some(j) = (1..m).find(|&j| values[j].is_nan() || values[j] <= tol) {
             return Err(Error::NotEnoughPositiveEigenvalues {
                 requested: j,
                 available: j - 1,
-                value: eig.values[j],
+                value: values[j],
                 tolerance: tol,
             });
         }
-        let sum_degree: f64 = nk.degree.iter().sum();
-        let mut psi = eig.vectors;
-        for i in 0..n {
-            psi[(i, 0)] = (nk.degree[i] / sum_degree).sqrt();
-        }
+        let psi = Mat::from_fn(n, m, |i, j| {
+            if j == 0 {
+                psi0[i]
+            } else {
+                eig.vectors[(i, j - 1)]
+            }
+        });
         let alpha = spec.alpha;
         let qa: Vec<f64> = nk.density.iter().map(|&q| q.powf(-alpha)).collect();
         let phi = Mat::from_fn(n, m, |i, j| psi[(i, j)] * qa[i] / nk.degree[i].sqrt());
@@ -537,7 +560,7 @@ impl DiffusionCore {
             sum_degree,
             median_degree,
             median_density,
-            values: eig.values,
+            values,
             psi: StoredMat::from_mat(psi.as_ref()),
             phi: StoredMat::from_mat(phi.as_ref()),
             residual,
