@@ -192,6 +192,7 @@ enum SolverName {
     Dense,
     Lanczos,
     LowRank,
+    ShiftInvert,
 }
 
 #[derive(Args)]
@@ -548,6 +549,7 @@ fn solver_from(s: SolverName) -> Solver {
         SolverName::Dense => Solver::Dense,
         SolverName::Lanczos => Solver::Lanczos,
         SolverName::LowRank => Solver::LowRank,
+        SolverName::ShiftInvert => Solver::ShiftInvert,
     }
 }
 

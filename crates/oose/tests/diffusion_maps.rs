@@ -170,17 +170,35 @@ fn lanczos_on_sparse_kernel_agrees_with_dense_and_is_exact() {
         .fit(x.as_ref())
         .unwrap()
     };
-    let l = fit(Solver::Lanczos);
     let d = fit(Solver::Dense);
-    assert_eq!(l.core().solver_used().0, Solver::Lanczos);
-    for j in 0..4 {
-        assert!((l.eigenvalues()[j] - d.eigenvalues()[j]).abs() < 1e-11);
+    for solver in [Solver::Lanczos, Solver::ShiftInvert, Solver::Auto] {
+        let l = fit(solver);
+        let want = if solver == Solver::Lanczos {
+            Solver::Lanczos
+        } else {
+            Solver::ShiftInvert
+        };
+        assert_eq!(
+            l.core().solver_used().0,
+            want,
+            "{:?}",
+            l.core().solver_used()
+        );
+        for j in 0..4 {
+            assert!(
+                (l.eigenvalues()[j] - d.eigenvalues()[j]).abs() < 1e-11,
+                "{solver:?} {j}: {} vs {}",
+                l.eigenvalues()[j],
+                d.eigenvalues()[j]
+            );
+        }
+        let e = l.extend(x.as_ref()).unwrap();
+        let err = max_diff(e.coordinates.as_ref(), l.embedding());
+        assert!(err <= 1e-10 * max_abs(l.embedding()), "{solver:?}: {err:e}");
+        // Same eigenvectors up to the sign rule, which both apply.
+        let dev = max_diff(l.embedding(), d.embedding());
+        assert!(dev < 1e-8 * max_abs(d.embedding()), "{solver:?}: {dev:e}");
     }
-    let e = l.extend(x.as_ref()).unwrap();
-    let err = max_diff(e.coordinates.as_ref(), l.embedding());
-    assert!(err <= 1e-10 * max_abs(l.embedding()), "{err:e}");
-    // Same eigenvectors up to the sign rule, which both apply.
-    assert!(max_diff(l.embedding(), d.embedding()) < 1e-8 * max_abs(d.embedding()));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use faer::matrix_free::eigen::{
     partial_self_adjoint_eigen, partial_self_adjoint_eigen_scratch, PartialEigenParams,
 };
 use faer::matrix_free::LinOp;
-use faer::{Col, Mat, MatRef, Par, Side};
+use faer::{Col, Mat, MatMut, MatRef, Par, Side};
 use serde::{Deserialize, Serialize};
 
 /// Which eigensolver to use.
@@ -29,6 +29,9 @@ pub enum Solver {
     /// N·r kernel values are computed. `Auto` takes it for positive definite kernels
     /// when r ≤ N/4.
     LowRank,
+    /// Shift-invert Lanczos with a sparse Cholesky factor (sparse diffusion kernels,
+    /// chosen by `Auto` or `Lanczos` above 1000 points; never requested directly).
+    ShiftInvert,
 }
 
 impl Solver {
@@ -39,6 +42,7 @@ impl Solver {
             Solver::Dense => "dense",
             Solver::Lanczos => "lanczos",
             Solver::LowRank => "low-rank",
+            Solver::ShiftInvert => "shift-invert",
         }
     }
 }
@@ -57,6 +61,11 @@ pub struct Eigen {
     pub solver: Solver,
     /// Why the solver differs from the one requested, if it does.
     pub note: Option<String>,
+}
+
+/// Whether Lanczos for `k` eigenpairs fits in dimension `n` (its subspace is smaller).
+pub fn lanczos_fits(k: usize, n: usize) -> bool {
+    lanczos_dims(k).1 < n
 }
 
 /// Lanczos subspace sizes for `k` wanted eigenpairs.
@@ -99,7 +108,9 @@ pub fn top_eigen(a: MatRef<'_, f64>, k: usize, solver: Solver) -> Result<Eigen> 
     let mut note = None;
     let use_lanczos = match solver {
         Solver::Dense | Solver::LowRank => false,
-        Solver::Auto => lanczos_possible && n > AUTO_DENSE_MAX && 4 * max_dim <= n,
+        Solver::Auto | Solver::ShiftInvert => {
+            lanczos_possible && n > AUTO_DENSE_MAX && 4 * max_dim <= n
+        }
         Solver::Lanczos => {
             if !lanczos_possible {
                 note = Some(format!(
@@ -204,7 +215,7 @@ fn dense(a: MatRef<'_, f64>, k: usize) -> Result<Eigen> {
 fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Result<Eigen, String>> {
     // faer's tolerance is absolute on the Ritz residual ||A v − θ v||; ||A||_F bounds
     // every eigenvalue.
-    lanczos_operator(&a, k, a.norm_l2(), 0.0)
+    lanczos_operator(&a, k, a.norm_l2(), 0.0, lanczos_dims(k))
 }
 
 /// The `k` largest eigenpairs of the operator `op` − `shift`·I by restarted Lanczos,
@@ -215,9 +226,9 @@ fn lanczos_operator(
     k: usize,
     norm: f64,
     shift: f64,
+    (min_dim, max_dim): (usize, usize),
 ) -> Result<std::result::Result<Eigen, String>> {
     let n = op.nrows();
-    let (min_dim, max_dim) = lanczos_dims(k);
     let params = PartialEigenParams {
         min_dim,
         max_dim,
@@ -293,7 +304,7 @@ pub fn top_eigen_sparse(
     let (_, max_dim) = lanczos_dims(k);
     let use_lanczos = match solver {
         Solver::Dense | Solver::LowRank => false,
-        Solver::Auto => max_dim < n && n > AUTO_DENSE_MAX,
+        Solver::Auto | Solver::ShiftInvert => max_dim < n && n > AUTO_DENSE_MAX,
         Solver::Lanczos => max_dim < n,
     };
     let mut note = None;
@@ -308,7 +319,7 @@ pub fn top_eigen_sparse(
             shift: rho,
             deflate,
         };
-        match lanczos_operator(&op, k, 2.0 * rho, rho)? {
+        match lanczos_operator(&op, k, 2.0 * rho, rho, lanczos_dims(k))? {
             Ok(e) => e,
             Err(why) => {
                 note = Some(format!("{why}; used the dense solver"));
@@ -326,6 +337,150 @@ pub fn top_eigen_sparse(
     apply_sign_rule(out.vectors.as_mut());
     out.note = note;
     Ok(out)
+}
+
+/// Largest factor fill (stored values of L over stored entries of A) accepted by
+/// [`top_eigen_near_one`] before it returns `None` (the caller then runs plain Lanczos).
+pub const SHIFT_INVERT_MAX_FILL: usize = 60;
+
+/// The `k` largest eigenpairs of a sparse symmetric `a` whose spectrum lies in
+/// [−1, 1] with its top eigenvalue 1 attained by the unit vector `top` (a diffusion
+/// kernel and its ψ₀), `top` excluded, by shift-invert Lanczos:
+/// Lanczos on P ((1 + σ)I − A)⁻¹ P (P = I − top topᵀ, sparse Cholesky of the shifted
+/// matrix), whose eigenvalues 1/(1 + σ − λ) separate the eigenvalues next to 1 from the
+/// bulk, where plain Lanczos on A converges slowly. The Ritz vectors are then refined by
+/// Rayleigh–Ritz with A itself, so the returned pairs satisfy A v ≈ λ v to working
+/// precision. `None` when the factor would fill more than [`SHIFT_INVERT_MAX_FILL`]
+/// times nnz(A), or the factorisation or Lanczos fail: the caller falls back.
+pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Option<Eigen> {
+    use faer::linalg::solvers::Solve;
+    use faer::sparse::linalg::cholesky::factorize_symbolic_cholesky;
+    use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+    use faer::sparse::{SparseColMat, Triplet};
+    let n = a.n();
+    // (1 + σ)I − A, lower triangle, in CSC (A is symmetric: row i's entries j ≤ i).
+    let mut trip = Vec::with_capacity(a.nnz() / 2 + n);
+    for i in 0..n {
+        let (cols, vals) = a.row(i);
+        let mut diag = 1.0 + sigma;
+        for (&j, &v) in cols.iter().zip(vals) {
+            let j = j as usize;
+            if j == i {
+                diag -= v;
+            } else if j < i {
+                trip.push(Triplet::new(i, j, -v));
+            }
+        }
+        trip.push(Triplet::new(i, i, diag));
+    }
+    let m = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &trip).ok()?;
+    drop(trip);
+    let sym = factorize_symbolic_cholesky(
+        m.symbolic(),
+        Side::Lower,
+        Default::default(),
+        Default::default(),
+    )
+    .ok()?;
+    if sym.len_val() > SHIFT_INVERT_MAX_FILL * a.nnz().max(n) {
+        return None;
+    }
+    drop(sym);
+    let llt = Llt::try_new_with_symbolic(
+        SymbolicLlt::try_new(m.symbolic(), Side::Lower).ok()?,
+        m.as_ref(),
+        Side::Lower,
+    )
+    .ok()?;
+    drop(m);
+    let solve = |x: &mut [f64]| {
+        let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
+        x.iter_mut().zip(top).for_each(|(xi, ti)| *xi -= dot * ti);
+        llt.solve_in_place(MatMut::from_column_major_slice_mut(x, n, 1));
+        let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
+        x.iter_mut().zip(top).for_each(|(xi, ti)| *xi -= dot * ti);
+    };
+    let ritz = lanczos_full(solve, n, k, 1e-14, 120.min(n - 1))?;
+    drop(llt);
+    // Rayleigh–Ritz with A on the span of the Ritz vectors.
+    let v = ritz;
+    let mut av = Mat::<f64>::zeros(n, k);
+    a.apply_shifted(av.as_mut(), v.as_ref(), 0.0, None);
+    let h = v.transpose() * &av;
+    let hs = Mat::from_fn(k, k, |i, j| 0.5 * (h[(i, j)] + h[(j, i)]));
+    let small = dense(hs.as_ref(), k).ok()?;
+    let mut vectors = &v * &small.vectors;
+    apply_sign_rule(vectors.as_mut());
+    Some(Eigen {
+        values: small.values,
+        vectors,
+        solver: Solver::ShiftInvert,
+        note: None,
+    })
+}
+
+/// Lanczos with full reorthogonalisation and no restart for the `k` largest
+/// eigenvalues of a symmetric positive semidefinite operator (`apply(x)` overwrites x
+/// with A x) whose wanted eigenvalues stand well apart from the rest, as after a
+/// shift-invert: stops when the top `k` Ritz pairs have residual estimates
+/// |β_j s_{j,i}| ≤ `tol` · θ₁, or after `max_steps` steps (then `None`). Returns the
+/// orthonormal Ritz vectors (n×k), largest first.
+fn lanczos_full(
+    mut apply: impl FnMut(&mut [f64]),
+    n: usize,
+    k: usize,
+    tol: f64,
+    max_steps: usize,
+) -> Option<Mat<f64>> {
+    let mut rng = Rng::new(0x51F7_1A7E);
+    let mut basis: Vec<Vec<f64>> = Vec::new();
+    let mut v: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+    let norm = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>().sqrt();
+    let nv = norm(&v);
+    v.iter_mut().for_each(|x| *x /= nv);
+    let (mut alpha, mut beta): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+    for j in 0..max_steps {
+        let mut w = v.clone();
+        apply(&mut w);
+        basis.push(v);
+        let a: f64 = w.iter().zip(&basis[j]).map(|(x, y)| x * y).sum();
+        alpha.push(a);
+        // Full reorthogonalisation (twice is enough).
+        for _ in 0..2 {
+            for b in &basis {
+                let d: f64 = w.iter().zip(b).map(|(x, y)| x * y).sum();
+                w.iter_mut().zip(b).for_each(|(x, y)| *x -= d * y);
+            }
+        }
+        let bj = norm(&w);
+        let m = j + 1;
+        if m >= k && (m % 4 == 0 || bj == 0.0 || m == max_steps) {
+            let t = Mat::from_fn(m, m, |r, c| {
+                if r == c {
+                    alpha[r]
+                } else if r == c + 1 {
+                    beta[c]
+                } else if c == r + 1 {
+                    beta[r]
+                } else {
+                    0.0
+                }
+            });
+            let e = dense(t.as_ref(), k).ok()?;
+            let theta1 = e.values[0].abs();
+            let converged = (0..k).all(|i| (bj * e.vectors[(m - 1, i)]).abs() <= tol * theta1);
+            if converged || bj == 0.0 {
+                let basis_mat = Mat::from_fn(n, m, |r, c| basis[c][r]);
+                return Some(&basis_mat * &e.vectors);
+            }
+        }
+        if bj == 0.0 {
+            return None;
+        }
+        beta.push(bj);
+        v = w.into_iter().map(|x| x / bj).collect();
+    }
+    None
 }
 
 /// A − v vᵀ as a dense matrix.

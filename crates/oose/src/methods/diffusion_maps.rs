@@ -12,7 +12,12 @@ use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Column, Extension};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::{bandwidth, Bandwidth, Kernel};
-use crate::linalg::eigen::{top_eigen, top_eigen_sparse, Eigen, Solver};
+use crate::linalg::eigen::{
+    lanczos_fits, top_eigen, top_eigen_near_one, top_eigen_sparse, Eigen, Solver, AUTO_DENSE_MAX,
+};
+
+/// σ of the shift-invert eigensolver: Lanczos runs on ((1 + σ)I − k)⁻¹.
+const SHIFT_INVERT_SIGMA: f64 = 1e-4;
 use crate::linalg::pivoted_cholesky::factorize;
 use crate::linalg::sparse::SymCsr;
 use crate::methods::OutOfSample;
@@ -222,12 +227,8 @@ fn knn_links(
     balls: &BallIndex,
     scratch: &mut Vec<usize>,
 ) -> Vec<(usize, f64)> {
-    let r2 = points.kth_sq_dist(q, k, scratch);
     let mut out = Vec::new();
-    points.within(q, r2, scratch, &mut out);
-    balls.containing(q, scratch, &mut out);
-    out.sort_by_key(|p| p.0);
-    out.dedup_by_key(|p| p.0);
+    balls.mirror_links(q, k, points, scratch, &mut out);
     out
 }
 
@@ -422,7 +423,15 @@ fn symmetric_union(
 
 /// Search structures over the training points, built on first use after loading.
 #[derive(Default)]
-struct Indexes(OnceLock<(PointIndex, Option<BallIndex>)>);
+struct Indexes(OnceLock<Searcher>);
+
+/// What the extension searches and reads: the training points' index, their kNN balls,
+/// and Φ row-major (one contiguous row per training point).
+struct Searcher {
+    points: PointIndex,
+    balls: Option<BallIndex>,
+    phi_rows: Vec<f64>,
+}
 
 impl Clone for Indexes {
     fn clone(&self) -> Self {
@@ -513,7 +522,32 @@ impl DiffusionCore {
                 }
                 (e, n * n)
             }
-            Weights::Sparse(k) => (top_eigen_sparse(k, m - 1, solver, Some(&psi0))?, k.nnz()),
+            Weights::Sparse(k) => {
+                let shift_invert = match solver {
+                    Solver::Auto => n > AUTO_DENSE_MAX,
+                    Solver::ShiftInvert => true,
+                    _ => false,
+                };
+                let si = if shift_invert && lanczos_fits(m - 1, n) {
+                    top_eigen_near_one(k, m - 1, &psi0, SHIFT_INVERT_SIGMA)
+                } else {
+                    None
+                };
+                let e = match si {
+                    Some(e) => e,
+                    None => {
+                        let mut e = top_eigen_sparse(k, m - 1, solver, Some(&psi0))?;
+                        if shift_invert && e.note.is_none() {
+                            e.note = Some(
+                                "shift-invert was not used (factor too large or failed); plain Lanczos"
+                                    .into(),
+                            );
+                        }
+                        e
+                    }
+                };
+                (e, k.nnz())
+            }
         };
         if eig.values[0] >= 1.0 - 1e-12 {
             return Err(Error::Eigensolver(format!(
@@ -647,11 +681,19 @@ impl DiffusionCore {
             && self.residual.as_ref().is_none_or(|r| r.is_consistent(n))
     }
 
-    fn indexes(&self) -> &(PointIndex, Option<BallIndex>) {
+    fn indexes(&self) -> &Searcher {
         self.index.0.get_or_init(|| {
             let x = self.x.view();
             let balls = (!self.radii2.is_empty()).then(|| BallIndex::new(x, &self.radii2));
-            (PointIndex::new(x), balls)
+            let phi = self.phi.view();
+            let phi_rows = (0..phi.nrows())
+                .flat_map(|i| (0..phi.ncols()).map(move |j| phi[(i, j)]))
+                .collect();
+            Searcher {
+                points: PointIndex::new(x),
+                balls,
+                phi_rows,
+            }
         })
     }
 
@@ -659,7 +701,7 @@ impl DiffusionCore {
     /// (sparse kernels).
     fn sparse_rows(&self, z: MatRef<'_, f64>) -> Vec<Vec<(usize, f64)>> {
         let eps = self.epsilon;
-        let (points, balls) = self.indexes();
+        let Searcher { points, balls, .. } = self.indexes();
         let dim = z.ncols();
         let mut scratch = Vec::new();
         let mut q = vec![0.0; dim];
@@ -737,7 +779,7 @@ impl DiffusionCore {
                     .collect()
             }
             Sparsity::Knn(k) => {
-                let (points, _) = self.indexes();
+                let points = &self.indexes().points;
                 let batch = PointIndex::new(z);
                 let r2: Vec<f64> = (0..m)
                     .into_par_iter()
@@ -780,10 +822,11 @@ impl DiffusionCore {
         };
         let n = self.n();
         let m = self.values.len();
+        // Sparse rows: chunks of 256 rows, small enough to balance the threads.
         let chunk_width = if self.spec.sparsity == Sparsity::Dense || self.residual.is_some() {
             n
         } else {
-            64
+            2048
         };
         let x_sq = (self.spec.sparsity == Sparsity::Dense).then(|| row_sq_norms(self.x.view()));
         let ext = by_chunks(z, chunk_width, m, |start, zc| {
@@ -823,7 +866,7 @@ impl DiffusionCore {
         let n = self.n();
         let m = self.values.len();
         let alpha = self.spec.alpha;
-        let phi = self.phi.view();
+        let phi = &self.indexes().phi_rows;
         let mut psi = Mat::<f64>::zeros(rows, m);
         let mut degree = vec![0.0; rows];
         let mut dens = vec![0.0; rows];
@@ -838,8 +881,8 @@ impl DiffusionCore {
             let mut add = |i: usize, w: f64| {
                 q += w;
                 wq += w * self.qa[i];
-                for (j, a) in acc.iter_mut().enumerate() {
-                    *a += w * phi[(i, j)];
+                for (a, p) in acc.iter_mut().zip(&phi[i * m..(i + 1) * m]) {
+                    *a += w * p;
                 }
             };
             if let Some(s) = &sparse {

@@ -134,6 +134,12 @@ impl KernelPca {
             }
             Solver::Auto => !precomputed && kernel.is_positive_definite(x.ncols()),
             Solver::Dense | Solver::Lanczos => false,
+            Solver::ShiftInvert => {
+                return Err(Error::param(
+                    "solver",
+                    "shift-invert is for sparse diffusion kernels; use auto, dense, lanczos or low-rank",
+                ))
+            }
         };
         let mut fallback_note = None;
         let fitted = if low_rank {

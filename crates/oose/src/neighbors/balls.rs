@@ -171,6 +171,19 @@ impl PointIndex {
         *kth
     }
 
+    /// An upper bound on the k-th smallest exact squared distance from `q`: the largest
+    /// exact squared distance to the k points the tree finds nearest (any k points
+    /// bound the k-th smallest distance from above; for the tree's choice it is that
+    /// distance up to rounding).
+    pub fn kth_sq_dist_bound(&self, q: &[f64], k: usize, scratch: &mut Vec<usize>) -> f64 {
+        scratch.clear();
+        self.search.nearest(q, k, scratch);
+        scratch
+            .iter()
+            .map(|&i| sq_dist(q, self.row(i)))
+            .fold(0.0f64, f64::max)
+    }
+
     /// Appends `(i, ||q − xᵢ||²)` for every point with exact squared distance ≤ `r2`.
     pub fn within(
         &self,
@@ -229,6 +242,40 @@ impl BallIndex {
         }
     }
 
+    /// The mirror-rule links of a query `q` to the indexed points, whose radii are their
+    /// k-th nearest squared distances among themselves (`points` indexes the same rows):
+    /// every i with ||q − xᵢ||² ≤ max(r²_q, r²ᵢ), r²_q the k-th smallest squared distance
+    /// from q. Returns r²_q, and appends `(i, ||q − xᵢ||²)` sorted by i. One kNN query and
+    /// one radius query per octave of radii.
+    pub fn mirror_links(
+        &self,
+        q: &[f64],
+        k: usize,
+        points: &PointIndex,
+        scratch: &mut Vec<usize>,
+        out: &mut Vec<(usize, f64)>,
+    ) -> f64 {
+        let bound = points.kth_sq_dist_bound(q, k, scratch);
+        let mut cand: Vec<(usize, f64)> = Vec::new();
+        let mut local = Vec::new();
+        for (index, ids, max) in &self.levels {
+            local.clear();
+            index.within(q, max.max(bound), scratch, &mut local);
+            cand.extend(local.iter().map(|&(li, d)| (ids[li], d)));
+        }
+        // Every point within `bound` is a candidate, and at least k are.
+        let mut near: Vec<f64> = cand.iter().map(|p| p.1).filter(|&d| d <= bound).collect();
+        let (_, kth, _) = near.select_nth_unstable_by(k - 1, f64::total_cmp);
+        let r2q = *kth;
+        let start = out.len();
+        out.extend(
+            cand.into_iter()
+                .filter(|&(i, d)| d <= r2q || d <= self.r2[i]),
+        );
+        out[start..].sort_by_key(|p| p.0);
+        r2q
+    }
+
     /// Appends `(i, ||q − xᵢ||²)` for every i with ||q − xᵢ||² ≤ r²ᵢ.
     pub fn containing(&self, q: &[f64], scratch: &mut Vec<usize>, out: &mut Vec<(usize, f64)>) {
         let mut local = Vec::new();
@@ -273,6 +320,11 @@ mod tests {
                 got.sort();
                 let want: Vec<usize> = (0..300).filter(|&i| all[i] <= 1.5).collect();
                 assert_eq!(got, want);
+                let mut links = Vec::new();
+                let r2q = balls.mirror_links(&qv, k, &idx, &mut scratch, &mut links);
+                assert_eq!(r2q, sorted[k - 1]);
+                let want: Vec<usize> = (0..300).filter(|&i| all[i] <= r2q.max(r2[i])).collect();
+                assert_eq!(links.iter().map(|p| p.0).collect::<Vec<_>>(), want);
                 let mut got = Vec::new();
                 balls.containing(&qv, &mut scratch, &mut got);
                 let mut got: Vec<usize> = got.into_iter().map(|p| p.0).collect();
