@@ -625,3 +625,45 @@ fn spectral_clustering_recovers_clusters_and_assigns_new_points() {
         assert_eq!(*l as usize, want);
     }
 }
+
+#[test]
+fn residual_on_request_for_sparse_kernels() {
+    let all = datasets::s_curve(320, 0.02, 12).points;
+    let x = all.as_ref().subrows(0, 300);
+    let z = all.as_ref().subrows(300, 20);
+    let fit = |residual| {
+        DiffusionMaps {
+            kernel: DiffusionKernel {
+                epsilon: Epsilon::Value(0.3),
+                sparsity: Sparsity::Knn(12),
+                alpha: 1.0,
+            },
+            residual,
+            ..Default::default()
+        }
+        .fit(x)
+        .unwrap()
+    };
+    // Off by default for sparse kernels: NaN, and the model says so.
+    let off = fit(None);
+    assert!(off.extend(z).unwrap().residual.iter().all(|r| r.is_nan()));
+    assert!(off.core().residual_rank().is_none());
+    let on = fit(Some(true));
+    assert!(on.core().residual_rank().unwrap() > 0);
+    let tr = on.extend(x).unwrap();
+    assert!(
+        tr.residual.iter().all(|&r| (0.0..1e-9).contains(&r)),
+        "training residuals"
+    );
+    let new = on.extend(z).unwrap();
+    assert!(new.residual.iter().all(|&r| r.is_finite() && r >= 0.0));
+    // A point far off the S-curve is poorly represented.
+    let far = Mat::from_fn(1, 3, |_, j| [0.0, 1.0, 5.0][j]);
+    let f = on.extend(far.as_ref()).unwrap();
+    let worst_new = new.residual.iter().copied().fold(0.0f64, f64::max);
+    assert!(
+        f.residual[0] > worst_new,
+        "{} vs {worst_new}",
+        f.residual[0]
+    );
+}

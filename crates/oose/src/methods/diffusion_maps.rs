@@ -307,21 +307,29 @@ impl DiffusionKernel {
             }
             Sparsity::Knn(k) => {
                 let points = PointIndex::new(x);
-                let radii2: Vec<f64> = (0..n)
-                    .into_par_iter()
-                    .map_init(Vec::new, |s, i| points.kth_sq_dist(points.row(i), k, s))
-                    .collect();
-                let forward: Vec<Vec<(u32, f64)>> = (0..n)
+                // One kNN query (a bound on the k-th distance) and one radius query per
+                // point: its exact k-th squared distance r²ᵢ and the points within it.
+                let (radii2, forward): (Vec<f64>, Vec<Vec<(u32, f64)>>) = (0..n)
                     .into_par_iter()
                     .map_init(
                         || (Vec::new(), Vec::new()),
                         |(s, out), i| {
+                            let q = points.row(i);
+                            let bound = points.kth_sq_dist_bound(q, k, s);
                             out.clear();
-                            points.within(points.row(i), radii2[i], s, out);
-                            out.iter().map(|&(j, d)| (j as u32, d)).collect()
+                            points.within(q, bound, s, out);
+                            let mut d: Vec<f64> = out.iter().map(|p| p.1).collect();
+                            let (_, kth, _) = d.select_nth_unstable_by(k - 1, f64::total_cmp);
+                            let r2 = *kth;
+                            let fwd = out
+                                .iter()
+                                .filter(|p| p.1 <= r2)
+                                .map(|&(j, d)| (j as u32, d))
+                                .collect();
+                            (r2, fwd)
                         },
                     )
-                    .collect();
+                    .unzip();
                 let rows = symmetric_union(forward, &w);
                 (Weights::Sparse(SymCsr::from_rows(rows)), radii2)
             }
