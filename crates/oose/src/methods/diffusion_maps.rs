@@ -1093,13 +1093,11 @@ fn flavour(psi: MatRef<'_, f64>, values: &[f64], d: usize, output: Output, t: f6
 /// use oose::methods::diffusion_maps::{DiffusionMaps, Sparsity, Epsilon};
 /// use oose::methods::OutOfSample;
 /// let x = oose::datasets::s_curve(300, 0.0, 0).points;
-/// let m = DiffusionMaps {
-///     sparsity: Sparsity::Knn(15),
-///     epsilon: Epsilon::Value(0.5),
-///     ..Default::default()
-/// }
-/// .fit(x.as_ref())
-/// .unwrap();
+/// let m = DiffusionMaps::default()
+///     .sparsity(Sparsity::Knn(15))
+///     .epsilon(Epsilon::Value(0.5))
+///     .fit(x.as_ref())
+///     .unwrap();
 /// let e = m.extend(x.as_ref().subrows(0, 2)).unwrap();
 /// assert!((e.coordinates[(1, 0)] - m.embedding()[(1, 0)]).abs() < 1e-10);
 /// ```
