@@ -9,6 +9,7 @@ mod progress;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use io::{MatrixReader, MatrixWriter};
+use oose::faer::{Mat, MatRef};
 use oose::kernel::{Bandwidth, Kernel};
 use oose::methods::OutOfSample;
 use oose::model::Model;
@@ -93,6 +94,9 @@ enum Command {
         /// Model file written by `oose fit`.
         model: String,
     },
+    /// Hold out a fraction of the points, fit on the rest, extend the held-out points,
+    /// retrain on all and print the relative extension error and training drift (SPEC §9).
+    Compare(CompareArgs),
     /// Built-in Swiss roll: fit on 90 %, extend the other 10 %, compare with retraining, plot.
     Demo(demo::DemoArgs),
     /// Write a built-in synthetic data set (SPEC §10; deterministic given the seed).
@@ -258,9 +262,9 @@ struct FitArgs {
     /// Seed of random choices (landmark-mds).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Where to write the model.
+    /// Where to write the model (required by `fit`; `compare` writes none).
     #[arg(long)]
-    output: String,
+    output: Option<String>,
     /// Embedding dimension d.
     #[arg(long, default_value_t = 2)]
     components: usize,
@@ -292,6 +296,18 @@ struct FitArgs {
     /// Relative tolerance below which eigenvalues and pivots count as zero.
     #[arg(long, default_value_t = 1e-12)]
     rank_tolerance: f64,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    #[command(flatten)]
+    fit: FitArgs,
+    /// Fraction of the rows held out and extended.
+    #[arg(long, default_value_t = 0.1)]
+    holdout: f64,
+    /// Seed of the split.
+    #[arg(long, default_value_t = 0)]
+    split_seed: u64,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -395,6 +411,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             io::write_matrix(&output, m.embedding())
         }
         Command::Extend(a) => extend(a),
+        Command::Compare(a) => compare(a),
         Command::Info { model } => {
             let m = load_model(&model)?;
             for (k, v) in m.info() {
@@ -554,9 +571,80 @@ fn solver_from(s: SolverName) -> Solver {
 }
 
 fn fit(a: FitArgs) -> Result<(), CliError> {
+    let output = a
+        .output
+        .clone()
+        .ok_or_else(|| CliError::usage("--output FILE is required (where to write the model)"))?;
+    let model = build_model(&a, None)?;
+    std::fs::write(&output, model.to_bytes())
+        .map_err(|e| CliError::data(format!("{output}: cannot write model: {e}")))
+}
+
+fn compare(a: CompareArgs) -> Result<(), CliError> {
+    if a.fit.output.is_some() {
+        return Err(CliError::usage("compare writes no model: drop --output"));
+    }
+    let f = &a.fit;
+    if f.similarities.is_some()
+        || f.dissimilarities.is_some()
+        || f.squared_dissimilarities.is_some()
+        || (f.method == Method::Kpca && f.kernel == KernelName::Precomputed)
+    {
+        return Err(CliError::usage(
+            "compare splits points (--input); proximity or kernel matrices are not supported",
+        ));
+    }
+    let x = MatrixReader::open(&a.fit.input)?.read_all()?;
+    let failure = std::cell::RefCell::new(None);
+    let c = oose::diagnostics::retrain::compare_holdout(x.as_ref(), a.holdout, a.split_seed, |t| {
+        build_model(&a.fit, Some(t)).map_err(|e| {
+            let msg = e.message.clone();
+            *failure.borrow_mut() = Some(e);
+            oose::Error::Unsupported(msg)
+        })
+    });
+    let c = match (c, failure.into_inner()) {
+        (Ok(c), _) => c,
+        (Err(_), Some(e)) => return Err(e),
+        (Err(e), None) => return Err(e.into()),
+    };
+    println!("method: {}", method_name(a.fit.method));
+    println!("n_train: {}", c.n_train);
+    println!("n_new: {}", c.n_new);
+    println!(
+        "relative_extension_error: {:?}",
+        c.comparison.relative_extension_error
+    );
+    println!("training_drift: {:?}", c.comparison.training_drift);
+    Ok(())
+}
+
+fn method_name(m: Method) -> String {
+    m.to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// Fits the method of `a` on `data`, or on the file(s) `a` names when `data` is None.
+fn build_model(a: &FitArgs, data: Option<MatRef<'_, f64>>) -> Result<Model, CliError> {
+    let read = |path: &str| -> Result<Mat<f64>, CliError> {
+        match data {
+            Some(x) => Ok(x.to_owned()),
+            None => MatrixReader::open(path)?.read_all(),
+        }
+    };
+    let points_only = |what: &str| -> Result<(), CliError> {
+        if data.is_some() {
+            Err(CliError::usage(format!(
+                "{what}: compare splits points; proximity or kernel matrices are not supported"
+            )))
+        } else {
+            Ok(())
+        }
+    };
     let model: Model = match a.method {
         Method::Pca => {
-            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting pca");
             let m = Pca {
                 n_components: a.components,
@@ -575,7 +663,10 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
                 (Some(s), _) => s.clone(),
                 (None, _) => a.input.clone(),
             };
-            let x = MatrixReader::open(&source)?.read_all()?;
+            if kernel == Kernel::Precomputed {
+                points_only("--kernel precomputed")?;
+            }
+            let x = read(&source)?;
             let solver = solver_from(a.solver);
             let spin = progress::Spinner::start("fitting kernel PCA");
             let m = KernelPca {
@@ -609,7 +700,10 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
                     ))
                 }
             };
-            let m = MatrixReader::open(&source)?.read_all()?;
+            if kind != Proximity::Points {
+                points_only("proximity input")?;
+            }
+            let m = read(&source)?;
             let spin = progress::Spinner::start("fitting classical MDS");
             let fitted = ClassicalMds {
                 n_components: a.components,
@@ -623,7 +717,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
         }
         Method::LandmarkMds => {
             use oose::methods::landmark_mds::{LandmarkMds, Landmarks};
-            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting landmark MDS");
             let fitted = LandmarkMds {
                 n_components: a.components,
@@ -641,7 +735,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
         }
         Method::Isomap => {
             use oose::methods::isomap::Isomap;
-            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting isomap");
             let fitted = Isomap {
                 n_components: a.components,
@@ -657,7 +751,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
         Method::Dmaps => {
             use oose::methods::diffusion_maps::{Density, DiffusionMaps, Output};
             let kernel = diffusion_kernel(&a, 25, 1.0)?;
-            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting diffusion maps");
             let fitted = DiffusionMaps {
                 n_components: a.components,
@@ -685,7 +779,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
         Method::Eigenmaps => {
             use oose::methods::diffusion_maps::LaplacianEigenmaps;
             let kernel = diffusion_kernel(&a, 10, 0.0)?;
-            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting Laplacian eigenmaps");
             let fitted = LaplacianEigenmaps {
                 n_components: a.components,
@@ -701,7 +795,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
         Method::SpectralClustering => {
             use oose::methods::diffusion_maps::SpectralClustering;
             let kernel = diffusion_kernel(&a, 10, 0.0)?;
-            let x = MatrixReader::open(&a.input)?.read_all()?;
+            let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting spectral clustering");
             let fitted = SpectralClustering {
                 n_clusters: a.clusters,
@@ -725,8 +819,7 @@ fn fit(a: FitArgs) -> Result<(), CliError> {
             )))
         }
     };
-    std::fs::write(&a.output, model.to_bytes())
-        .map_err(|e| CliError::data(format!("{}: cannot write model: {e}", a.output)))
+    Ok(model)
 }
 
 fn extend(a: ExtendArgs) -> Result<(), CliError> {

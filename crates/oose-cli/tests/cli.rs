@@ -892,3 +892,71 @@ fn diffusion_models_fit_extend_and_report() {
         "--density",
     );
 }
+
+#[test]
+fn compare_prints_the_library_numbers() {
+    let d = dir("compare");
+    let data = p(&d, "roll.csv");
+    write_csv(&data, &roll(300, 4));
+    let out = oose(&[
+        "compare",
+        "kpca",
+        "--input",
+        &data,
+        "--holdout",
+        "0.1",
+        "--split-seed",
+        "2",
+        "--epsilon",
+        "50",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let get = |k: &str| -> String {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}: ")))
+            .unwrap_or_else(|| panic!("{k} missing in {text}"))
+            .to_string()
+    };
+    // The same computation through the library, on the same rows (the CSV round-trips
+    // doubles exactly).
+    use oose::kernel::{Bandwidth, Kernel};
+    use oose::methods::kernel_pca::KernelPca;
+    let rows = roll(300, 4);
+    let x = oose::faer::Mat::from_fn(300, 3, |i, j| rows[i][j]);
+    let c = oose::diagnostics::retrain::compare_holdout(x.as_ref(), 0.1, 2, |t| {
+        KernelPca {
+            kernel: Kernel::Gaussian {
+                epsilon: Bandwidth::Value(50.0),
+            },
+            ..Default::default()
+        }
+        .fit(t)
+    })
+    .unwrap();
+    assert_eq!(get("n_train"), "270");
+    assert_eq!(get("n_new"), "30");
+    assert_eq!(
+        get("relative_extension_error"),
+        format!("{:?}", c.comparison.relative_extension_error)
+    );
+    assert_eq!(
+        get("training_drift"),
+        format!("{:?}", c.comparison.training_drift)
+    );
+    // Usage errors: a bad fraction, proximity input.
+    fails(
+        &oose(&["compare", "kpca", "--input", &data, "--holdout", "1.5"]),
+        2,
+        "holdout",
+    );
+    fails(
+        &oose(&["compare", "mds", "--dissimilarities", &data]),
+        2,
+        "compare splits points",
+    );
+}

@@ -4,8 +4,10 @@
 //! aligned to the original one by orthogonal Procrustes fitted on the training rows;
 //! then the extension of Z is compared with the aligned retrained Z rows.
 
+use crate::datasets::{select_rows, split_indices};
 use crate::error::{Error, Result};
 use crate::linalg::procrustes::orthogonal_procrustes;
+use crate::methods::OutOfSample;
 use faer::{Mat, MatRef};
 
 /// Relative extension error and training drift (SPEC §9).
@@ -49,6 +51,77 @@ pub fn compare_with_retraining(
     Ok(RetrainComparison {
         relative_extension_error: ext_err,
         training_drift: drift,
+    })
+}
+
+/// The outcome of [`compare_holdout`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HoldoutComparison {
+    /// Rows fitted on.
+    pub n_train: usize,
+    /// Rows held out and extended.
+    pub n_new: usize,
+    /// Extension error and training drift.
+    pub comparison: RetrainComparison,
+}
+
+/// SPEC §9 end to end: holds out the fraction `holdout` of the rows of `x` (a seeded
+/// shuffle, [`split_indices`]), fits with `fit` on the rest, extends the held-out rows,
+/// fits again on all rows (training rows first) and compares the two after Procrustes
+/// alignment on the training rows.
+///
+/// ```
+/// use oose::diagnostics::retrain::compare_holdout;
+/// use oose::methods::kernel_pca::KernelPca;
+/// let x = oose::datasets::swiss_roll(400, 0.05, false, 0).points;
+/// let c = compare_holdout(x.as_ref(), 0.1, 1, |t| KernelPca::default().fit(t)).unwrap();
+/// assert_eq!((c.n_train, c.n_new), (360, 40));
+/// assert!(c.comparison.relative_extension_error < 0.5);
+/// ```
+pub fn compare_holdout<M, F>(
+    x: MatRef<'_, f64>,
+    holdout: f64,
+    seed: u64,
+    fit: F,
+) -> Result<HoldoutComparison>
+where
+    M: OutOfSample,
+    F: Fn(MatRef<'_, f64>) -> Result<M>,
+{
+    let n = x.nrows();
+    if !(holdout > 0.0 && holdout < 1.0) {
+        return Err(Error::param(
+            "holdout",
+            format!("must be a fraction strictly between 0 and 1, got {holdout}"),
+        ));
+    }
+    let (tr, ho) = split_indices(n, holdout, seed);
+    if tr.is_empty() || ho.is_empty() {
+        return Err(Error::param(
+            "holdout",
+            format!(
+                "{holdout} of {n} rows leaves {} training and {} held-out rows; both must be non-empty",
+                tr.len(),
+                ho.len()
+            ),
+        ));
+    }
+    let xt = select_rows(x, &tr);
+    let xz = select_rows(x, &ho);
+    let order: Vec<usize> = tr.iter().chain(&ho).copied().collect();
+    let all = select_rows(x, &order);
+    let model = fit(xt.as_ref())?;
+    let ext = model.extend(xz.as_ref())?;
+    let retrained = fit(all.as_ref())?;
+    let comparison = compare_with_retraining(
+        model.embedding(),
+        ext.coordinates.as_ref(),
+        retrained.embedding(),
+    )?;
+    Ok(HoldoutComparison {
+        n_train: tr.len(),
+        n_new: ho.len(),
+        comparison,
     })
 }
 
