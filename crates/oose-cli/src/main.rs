@@ -655,7 +655,7 @@ fn build_model(a: &FitArgs, data: Option<MatRef<'_, f64>>) -> Result<Model, CliE
             m?.into()
         }
         Method::Kpca => {
-            let kernel = kernel_from(&a)?;
+            let kernel = kernel_from(a)?;
             let source = match (&a.similarities, kernel) {
                 (Some(_), k) if k != Kernel::Precomputed => {
                     return Err(CliError::usage("--similarities needs --kernel precomputed"))
@@ -750,7 +750,7 @@ fn build_model(a: &FitArgs, data: Option<MatRef<'_, f64>>) -> Result<Model, CliE
         }
         Method::Dmaps => {
             use oose::methods::diffusion_maps::{Density, DiffusionMaps, Output};
-            let kernel = diffusion_kernel(&a, 25, 1.0)?;
+            let kernel = diffusion_kernel(a, 25, 1.0)?;
             let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting diffusion maps");
             let fitted = DiffusionMaps {
@@ -778,7 +778,7 @@ fn build_model(a: &FitArgs, data: Option<MatRef<'_, f64>>) -> Result<Model, CliE
         }
         Method::Eigenmaps => {
             use oose::methods::diffusion_maps::LaplacianEigenmaps;
-            let kernel = diffusion_kernel(&a, 10, 0.0)?;
+            let kernel = diffusion_kernel(a, 10, 0.0)?;
             let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting Laplacian eigenmaps");
             let fitted = LaplacianEigenmaps {
@@ -794,7 +794,7 @@ fn build_model(a: &FitArgs, data: Option<MatRef<'_, f64>>) -> Result<Model, CliE
         }
         Method::SpectralClustering => {
             use oose::methods::diffusion_maps::SpectralClustering;
-            let kernel = diffusion_kernel(&a, 10, 0.0)?;
+            let kernel = diffusion_kernel(a, 10, 0.0)?;
             let x = read(&a.input)?;
             let spin = progress::Spinner::start("fitting spectral clustering");
             let fitted = SpectralClustering {
