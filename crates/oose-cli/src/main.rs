@@ -94,6 +94,16 @@ enum Command {
         /// Model file written by `oose fit`.
         model: String,
     },
+    /// Theory diagnostics of a batch of new points for a kernel PCA model (SPEC §4): the
+    /// batch discrepancy D from its definition, the corrected identity and bound, seed
+    /// 000's bound, Tr and max of the residual, the exactness criterion, interlacing.
+    Theory {
+        /// Model file written by `oose fit kpca` (a kernel on points).
+        model: String,
+        /// New points (.npy or CSV; `-` = stdin).
+        #[arg(long, default_value = "-")]
+        input: String,
+    },
     /// Hold out a fraction of the points, fit on the rest, extend the held-out points,
     /// retrain on all and print the relative extension error and training drift (SPEC §9).
     Compare(CompareArgs),
@@ -412,6 +422,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Extend(a) => extend(a),
         Command::Compare(a) => compare(a),
+        Command::Theory { model, input } => theory(&model, &input),
         Command::Info { model } => {
             let m = load_model(&model)?;
             for (k, v) in m.info() {
@@ -616,6 +627,42 @@ fn compare(a: CompareArgs) -> Result<(), CliError> {
         c.comparison.relative_extension_error
     );
     println!("training_drift: {:?}", c.comparison.training_drift);
+    Ok(())
+}
+
+fn theory(model: &str, input: &str) -> Result<(), CliError> {
+    use oose::diagnostics::theory::{batch_discrepancy, interlacing};
+    let m = load_model(model)?;
+    let (kernel, x, tol) =
+        match &m {
+            Model::KernelPca(k) => match k.training_points() {
+                Some(x) => (k.params().kernel, x, k.params().rank_tolerance),
+                None => return Err(CliError::usage(
+                    "theory needs the kernel on new points: not available for a precomputed kernel",
+                )),
+            },
+            other => {
+                return Err(CliError::usage(format!(
+                    "theory applies to kpca models (a kernel on points), not {}",
+                    other.method()
+                )))
+            }
+        };
+    let z = MatrixReader::open(input)?.read_all()?;
+    check_width(&m, z.ncols(), input)?;
+    let d = batch_discrepancy(&kernel, x, z.as_ref(), tol)?;
+    let il = interlacing(&kernel, x, z.as_ref(), tol)?;
+    println!("n_train: {}", x.nrows());
+    println!("n_new: {}", z.nrows());
+    println!("discrepancy: {:?}", d.discrepancy);
+    println!("identity: {:?}", d.identity);
+    println!("bound: {:?}", d.bound);
+    println!("seed_bound: {:?}", d.seed_bound);
+    println!("trace_residual: {:?}", d.trace_residual);
+    println!("max_residual: {:?}", d.max_residual);
+    println!("exact: {}", d.exact);
+    println!("interlacing_worst_violation: {:?}", il.worst_violation);
+    println!("residual_norm: {:?}", il.residual_norm);
     Ok(())
 }
 

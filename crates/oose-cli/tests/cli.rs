@@ -960,3 +960,55 @@ fn compare_prints_the_library_numbers() {
         "compare splits points",
     );
 }
+
+#[test]
+fn theory_prints_the_batch_discrepancy() {
+    let d = dir("theory");
+    let train = p(&d, "train.csv");
+    let new = p(&d, "new.csv");
+    write_csv(&train, &roll(150, 1));
+    write_csv(&new, &roll(20, 2));
+    let model = p(&d, "k.oose");
+    assert!(oose(&[
+        "fit",
+        "kpca",
+        "--input",
+        &train,
+        "--output",
+        &model,
+        "--epsilon",
+        "20"
+    ])
+    .status
+    .success());
+    let out = oose(&["theory", &model, "--input", &new]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let get = |k: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}: ")))
+            .unwrap_or_else(|| panic!("{k} missing in {text}"))
+            .parse()
+            .unwrap()
+    };
+    let (dd, id, b) = (get("discrepancy"), get("identity"), get("bound"));
+    assert!((dd - id).abs() <= 1e-8 * id, "{dd} vs {id}");
+    assert!(dd <= b);
+    assert!(get("interlacing_worst_violation") <= 1e-9 * 150.0);
+    assert!(text.contains("exact: false"));
+    // The training points themselves: exact.
+    let out = oose(&["theory", &model, "--input", &train]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("exact: true"));
+    // Not for other models.
+    let iso = p(&d, "i.oose");
+    assert!(
+        oose(&["fit", "isomap", "--input", &train, "--output", &iso])
+            .status
+            .success()
+    );
+    fails(&oose(&["theory", &iso, "--input", &new]), 2, "kpca");
+}

@@ -273,6 +273,11 @@ impl FittedKernelPca {
         self.residual.rank()
     }
 
+    /// The training points (None for a precomputed kernel).
+    pub fn training_points(&self) -> Option<MatRef<'_, f64>> {
+        (self.params.kernel != Kernel::Precomputed).then(|| self.x.view())
+    }
+
     /// Number of training points N.
     pub fn n_train(&self) -> usize {
         self.n_train
