@@ -70,6 +70,12 @@ pub enum Kernel {
     },
     /// The user supplies K, and to extend, the rows k(z, x_i) (and optionally k(z, z)).
     Precomputed,
+    /// r^β (β odd) or r^β log r (β even; `beta` = 2 is the thin-plate spline r² log r):
+    /// conditionally positive definite, for interpolation only (SPEC §8).
+    Polyharmonic {
+        /// β ≥ 1.
+        beta: u32,
+    },
 }
 
 impl Default for Kernel {
@@ -99,6 +105,8 @@ impl Kernel {
             Kernel::Linear => "linear",
             Kernel::Polynomial { .. } => "polynomial",
             Kernel::Precomputed => "precomputed",
+            Kernel::Polyharmonic { beta: 2 } => "thin_plate",
+            Kernel::Polyharmonic { .. } => "polyharmonic",
         }
     }
 
@@ -173,6 +181,10 @@ impl Kernel {
             Kernel::Polynomial { degree: 0, .. } => {
                 Err(Error::param("degree", "must be at least 1"))
             }
+            Kernel::Polyharmonic { beta: 0 } => Err(Error::param(
+                "beta",
+                "polyharmonic needs an integer β ≥ 1, got 0",
+            )),
             _ => Ok(()),
         }
     }
@@ -208,7 +220,21 @@ impl Kernel {
             | Kernel::Linear => true,
             Kernel::Wendland { .. } => dim <= 3,
             Kernel::Polynomial { gamma, coef0, .. } => gamma > 0.0 && coef0 >= 0.0,
-            Kernel::Multiquadric { .. } | Kernel::Precomputed => false,
+            Kernel::Multiquadric { .. } | Kernel::Precomputed | Kernel::Polyharmonic { .. } => {
+                false
+            }
+        }
+    }
+
+    /// The order m of conditional positive definiteness (0 for positive definite
+    /// kernels): interpolation needs a polynomial tail of degree m − 1 (SPEC §8).
+    /// Multiquadric: ⌈β⌉; polyharmonic r^β: ⌈β/2⌉ (β odd), β/2 + 1 (β even).
+    pub fn cpd_order(&self) -> usize {
+        match *self {
+            Kernel::Multiquadric { beta, .. } => beta.ceil() as usize,
+            Kernel::Polyharmonic { beta } if beta % 2 == 1 => beta.div_ceil(2) as usize,
+            Kernel::Polyharmonic { beta } => (beta / 2 + 1) as usize,
+            _ => 0,
         }
     }
 
@@ -239,6 +265,16 @@ impl Kernel {
                     let s = 1.0 - r;
                     let s2 = s * s;
                     s2 * s2 * (4.0 * r + 1.0)
+                } else {
+                    0.0
+                }
+            }
+            Kernel::Polyharmonic { beta } => {
+                let r = d2.sqrt();
+                if beta % 2 == 1 {
+                    r.powi(beta as i32)
+                } else if r > 0.0 {
+                    r.powi(beta as i32) * r.ln()
                 } else {
                     0.0
                 }

@@ -90,6 +90,12 @@ impl KernelPca {
     /// is `Precomputed`.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedKernelPca> {
         let precomputed = self.kernel == Kernel::Precomputed;
+        if let Kernel::Polyharmonic { .. } = self.kernel {
+            return Err(Error::param(
+                "kernel",
+                "polyharmonic and thin-plate kernels are for interpolation only (SPEC §8)",
+            ));
+        }
         let what = if precomputed {
             "precomputed kernel matrix"
         } else {

@@ -13,6 +13,7 @@ use crate::extend::{Extension, Strategy};
 use crate::methods::diffusion_maps::{
     DiffusionCore, FittedDiffusionMaps, FittedEigenmaps, FittedSpectralClustering,
 };
+use crate::methods::interpolate::FittedInterpolator;
 use crate::methods::isomap::FittedIsomap;
 use crate::methods::kernel_pca::FittedKernelPca;
 use crate::methods::landmark_mds::FittedLandmarkMds;
@@ -50,6 +51,14 @@ pub enum Model {
     Eigenmaps(FittedEigenmaps),
     /// Spectral clustering.
     SpectralClustering(FittedSpectralClustering),
+    /// Kernel interpolation of values on the training points.
+    Interpolate(FittedInterpolator),
+}
+
+impl From<FittedInterpolator> for Model {
+    fn from(m: FittedInterpolator) -> Self {
+        Model::Interpolate(m)
+    }
 }
 
 impl From<FittedDiffusionMaps> for Model {
@@ -112,6 +121,7 @@ impl Model {
             Model::DiffusionMaps(_) => "dmaps",
             Model::Eigenmaps(_) => "eigenmaps",
             Model::SpectralClustering(_) => "spectral-clustering",
+            Model::Interpolate(_) => "interpolate",
         }
     }
 
@@ -125,6 +135,7 @@ impl Model {
             Model::DiffusionMaps(m) => m,
             Model::Eigenmaps(m) => m,
             Model::SpectralClustering(m) => m,
+            Model::Interpolate(m) => m,
         }
     }
 
@@ -286,6 +297,7 @@ impl Model {
             Model::DiffusionMaps(m) => m.is_consistent(),
             Model::Eigenmaps(m) => m.is_consistent(),
             Model::SpectralClustering(m) => m.is_consistent(),
+            Model::Interpolate(m) => m.is_consistent(),
         };
         if !ok {
             return Err(
@@ -383,6 +395,29 @@ impl Model {
                 v.push((
                     "laplacian_eigenvalues".into(),
                     fmt(&m.laplacian_eigenvalues()),
+                ));
+            }
+            Model::Interpolate(m) => {
+                let p = m.params();
+                v.push(("kernel".into(), p.kernel.name().into()));
+                if let Some(e) = p.kernel.epsilon() {
+                    v.push(("epsilon".into(), format!("{e:?}")));
+                }
+                v.push(("regularization".into(), format!("{:?}", p.regularization)));
+                if let Some(d) = p.geometric_harmonics {
+                    v.push(("geometric_harmonics_delta".into(), format!("{d:?}")));
+                }
+                v.push((
+                    "tail_degree".into(),
+                    m.tail_degree().map_or("none".into(), |d| d.to_string()),
+                ));
+                v.push(("norm_h_squared".into(), fmt(m.norms_squared())));
+                v.push((
+                    "residual_rank".into(),
+                    m.residual_rank()
+                        .map_or("n/a (conditionally positive definite kernel)".into(), |r| {
+                            r.to_string()
+                        }),
                 ));
             }
             Model::SpectralClustering(m) => {

@@ -1,0 +1,337 @@
+//! Kernel interpolation and function extension (SPEC §8): given values F (N×m) on the
+//! training points, f_X(z) = k_zᵀ A with K A = F (interpolation), (K + ρI) A = F
+//! (ρ > 0: regularised least squares), a polynomial tail of degree m − 1 for
+//! conditionally positive definite kernels of order m, or the truncated
+//! eigen-expansion of K (geometric harmonics). Every predicted row comes with the power
+//! function P_X(z) = sqrt(k₀(z, z)) of SPEC §4, and the model reports ||f_X||_H.
+
+use crate::diagnostics::residual::ResidualFactor;
+use crate::error::{Error, Result};
+use crate::extend::{by_chunks, Column, Extension};
+use crate::kernel::distance::row_sq_norms;
+use crate::kernel::Kernel;
+use crate::linalg::pivoted_cholesky::pivoted_cholesky;
+use crate::methods::OutOfSample;
+use crate::model::stored::StoredMat;
+use crate::validate;
+use faer::linalg::solvers::Solve;
+use faer::{Mat, MatRef, Par, Side};
+use serde::{Deserialize, Serialize};
+
+/// Kernel interpolation parameters.
+///
+/// ```
+/// use oose::kernel::Kernel;
+/// use oose::methods::interpolate::Interpolator;
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::s_curve(200, 0.0, 0).points;
+/// let f = faer::Mat::from_fn(200, 1, |i, _| x[(i, 0)] * x[(i, 2)]);
+/// let m = Interpolator { kernel: Kernel::gaussian(0.5), ..Default::default() }
+///     .fit(x.as_ref(), f.as_ref()).unwrap();
+/// let p = m.extend(x.as_ref().subrows(0, 3)).unwrap();
+/// assert!((p.coordinates[(1, 0)] - f[(1, 0)]).abs() < 1e-8);
+/// assert!(p.residual[1] < 1e-10);           // P_X² vanishes on training points
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interpolator {
+    /// The kernel (default gaussian, ε by the median rule). Conditionally positive
+    /// definite kernels (multiquadric, polyharmonic, thin plate) get a polynomial tail.
+    pub kernel: Kernel,
+    /// ρ ≥ 0: 0 interpolates, ρ > 0 solves (K + ρI) A = F (default 0).
+    pub regularization: f64,
+    /// Geometric harmonics: keep the eigenpairs of K with λ ≥ δ·λ₁ and set
+    /// A = V Λ⁻¹ Vᵀ F (positive definite kernels; default `None`).
+    pub geometric_harmonics: Option<f64>,
+    /// Relative tolerance of the pivoted Cholesky behind the power function (1e-12).
+    pub rank_tolerance: f64,
+}
+
+impl Default for Interpolator {
+    fn default() -> Self {
+        Interpolator {
+            kernel: Kernel::default(),
+            regularization: 0.0,
+            geometric_harmonics: None,
+            rank_tolerance: 1e-12,
+        }
+    }
+}
+
+/// Monomials of total degree ≤ `deg` in `dim` variables, as exponent vectors
+/// (graded order: 1, x₁, …, x_D, x₁², x₁x₂, …).
+fn monomials(dim: usize, deg: usize) -> Vec<Vec<u32>> {
+    let mut out = vec![vec![0u32; dim]];
+    let mut last = out.clone();
+    for _ in 0..deg {
+        let mut next: Vec<Vec<u32>> = Vec::new();
+        for e in &last {
+            // Raise one variable at or after the last raised one (no duplicates).
+            let start = e.iter().rposition(|&p| p > 0).unwrap_or(0);
+            for v in start..dim {
+                let mut f = e.clone();
+                f[v] += 1;
+                next.push(f);
+            }
+        }
+        out.extend(next.iter().cloned());
+        last = next;
+    }
+    out
+}
+
+fn poly_matrix(x: MatRef<'_, f64>, mono: &[Vec<u32>]) -> Mat<f64> {
+    Mat::from_fn(x.nrows(), mono.len(), |i, j| {
+        mono[j]
+            .iter()
+            .enumerate()
+            .map(|(v, &p)| x[(i, v)].powi(p as i32))
+            .product()
+    })
+}
+
+impl Interpolator {
+    /// Fits on training points `x` (N×D) and values `f` (N×m).
+    pub fn fit(&self, x: MatRef<'_, f64>, f: MatRef<'_, f64>) -> Result<FittedInterpolator> {
+        validate::finite_nonempty("training data", x)?;
+        validate::finite_nonempty("values", f)?;
+        let n = x.nrows();
+        if f.nrows() != n {
+            return Err(Error::Shape {
+                what: "values",
+                expected: format!("{n} rows (one per training point)"),
+                got: format!("{} rows", f.nrows()),
+            });
+        }
+        if self.kernel == Kernel::Precomputed {
+            return Err(Error::param(
+                "kernel",
+                "interpolation evaluates the kernel on new points: give a kernel, not `precomputed`",
+            ));
+        }
+        if !(self.regularization >= 0.0 && self.regularization.is_finite()) {
+            return Err(Error::param(
+                "regularization",
+                format!("ρ must be finite and ≥ 0, got {}", self.regularization),
+            ));
+        }
+        let kernel = self.kernel.resolve(x)?;
+        let order = kernel.cpd_order();
+        if let Some(delta) = self.geometric_harmonics {
+            if !(delta > 0.0 && delta < 1.0) {
+                return Err(Error::param(
+                    "geometric_harmonics",
+                    format!("δ must be in (0, 1), got {delta}"),
+                ));
+            }
+            if order > 0 {
+                return Err(Error::param(
+                    "geometric_harmonics",
+                    format!(
+                        "needs a positive definite kernel; {} is not one",
+                        kernel.name()
+                    ),
+                ));
+            }
+        }
+        let mono = if order > 0 {
+            monomials(x.ncols(), order - 1)
+        } else {
+            Vec::new()
+        };
+        let q = mono.len();
+        if n < q {
+            return Err(Error::Shape {
+                what: "training data",
+                expected: format!(
+                    "at least {q} points for the polynomial tail of degree {}",
+                    order - 1
+                ),
+                got: format!("{n}"),
+            });
+        }
+        let par = Par::rayon(0);
+        let k = kernel.gram(x, par);
+        let m = f.ncols();
+        let rho = self.regularization;
+        let (coef, tail) = if let Some(delta) = self.geometric_harmonics {
+            let evd = k
+                .self_adjoint_eigen(Side::Lower)
+                .map_err(|e| Error::Eigensolver(format!("{e:?}")))?;
+            let s = evd.S().column_vector();
+            let u = evd.U();
+            let top = s[n - 1];
+            let keep: Vec<usize> = (0..n)
+                .filter(|&j| s[j] >= delta * top && s[j] > 0.0)
+                .collect();
+            let v = Mat::from_fn(n, keep.len(), |i, c| u[(i, keep[c])]);
+            let mut vtf = v.transpose() * f;
+            for (c, &j) in keep.iter().enumerate() {
+                let inv = 1.0 / (s[j] + rho);
+                for col in 0..m {
+                    vtf[(c, col)] *= inv;
+                }
+            }
+            (&v * &vtf, Mat::<f64>::zeros(0, m))
+        } else if q == 0 {
+            let mut a = k.clone();
+            for i in 0..n {
+                a[(i, i)] += rho;
+            }
+            let sol = match a.llt(Side::Lower) {
+                Ok(llt) => llt.solve(f),
+                Err(_) => a.partial_piv_lu().solve(f),
+            };
+            (sol, Mat::<f64>::zeros(0, m))
+        } else {
+            let p = poly_matrix(x, &mono);
+            let t = n + q;
+            let big = Mat::from_fn(t, t, |i, j| match (i < n, j < n) {
+                (true, true) => k[(i, j)] + if i == j { rho } else { 0.0 },
+                (true, false) => p[(i, j - n)],
+                (false, true) => p[(j, i - n)],
+                (false, false) => 0.0,
+            });
+            let rhs = Mat::from_fn(t, m, |i, j| if i < n { f[(i, j)] } else { 0.0 });
+            let sol = big.full_piv_lu().solve(rhs.as_ref());
+            (
+                sol.as_ref().subrows(0, n).to_owned(),
+                sol.as_ref().subrows(n, q).to_owned(),
+            )
+        };
+        if coef.as_ref().has_nan() || tail.as_ref().has_nan() {
+            return Err(Error::Eigensolver(
+                "the interpolation system is singular (repeated points?)".into(),
+            ));
+        }
+        // ||f_X||²_H = tr(Aᵀ K A), times (−1)^m for conditionally positive definite
+        // kernels of order m (the native-space semi-norm).
+        let ka = &k * &coef;
+        let sign = if order % 2 == 1 { -1.0 } else { 1.0 };
+        let norms: Vec<f64> = (0..m)
+            .map(|c| sign * (0..n).map(|i| coef[(i, c)] * ka[(i, c)]).sum::<f64>())
+            .collect();
+        let residual = (order == 0).then(|| {
+            ResidualFactor::from_cholesky(
+                pivoted_cholesky(k.as_ref(), self.rank_tolerance),
+                self.rank_tolerance,
+            )
+        });
+        Ok(FittedInterpolator {
+            params: Interpolator {
+                kernel,
+                ..self.clone()
+            },
+            x: StoredMat::from_mat(x),
+            x_sq: row_sq_norms(x),
+            values: StoredMat::from_mat(f),
+            coef: StoredMat::from_mat(coef.as_ref()),
+            tail: StoredMat::from_mat(tail.as_ref()),
+            monomials: mono,
+            norms_squared: norms,
+            residual,
+        })
+    }
+}
+
+/// A fitted interpolant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedInterpolator {
+    params: Interpolator,
+    x: StoredMat,
+    x_sq: Vec<f64>,
+    values: StoredMat,
+    coef: StoredMat,
+    tail: StoredMat,
+    monomials: Vec<Vec<u32>>,
+    norms_squared: Vec<f64>,
+    residual: Option<ResidualFactor>,
+}
+
+impl FittedInterpolator {
+    /// Parameters, with ε as used.
+    pub fn params(&self) -> &Interpolator {
+        &self.params
+    }
+
+    /// ||f_X||²_H per value column (the native-space semi-norm for conditionally
+    /// positive definite kernels).
+    pub fn norms_squared(&self) -> &[f64] {
+        &self.norms_squared
+    }
+
+    /// Coefficients A (N×m).
+    pub fn coefficients(&self) -> MatRef<'_, f64> {
+        self.coef.view()
+    }
+
+    /// Degree of the polynomial tail (`None` without one).
+    pub fn tail_degree(&self) -> Option<usize> {
+        let o = self.params.kernel.cpd_order();
+        (o > 0).then(|| o - 1)
+    }
+
+    /// Numerical rank kept for the power function (`None` for conditionally positive
+    /// definite kernels, whose power function is not computed).
+    pub fn residual_rank(&self) -> Option<usize> {
+        self.residual.as_ref().map(ResidualFactor::rank)
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        let (n, d) = (self.x.nrows(), self.x.ncols());
+        let m = self.values.ncols();
+        self.x.is_consistent()
+            && self.values.is_shape(n, m)
+            && self.coef.is_shape(n, m)
+            && self.tail.is_shape(self.monomials.len(), m)
+            && self.monomials.iter().all(|e| e.len() == d)
+            && self.x_sq.len() == n
+            && self.norms_squared.len() == m
+            && self.residual.as_ref().is_none_or(|r| r.is_consistent(n))
+    }
+}
+
+impl OutOfSample for FittedInterpolator {
+    /// The values F on the training points.
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.values.view()
+    }
+
+    /// `coordinates` = f_X(z) (M×m); `residual` = P_X(z)² (NaN for conditionally
+    /// positive definite kernels); `extra` holds `power_function` = P_X(z).
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        validate::finite_nonempty("new points", new)?;
+        validate::columns("new points", new, self.x.ncols())?;
+        let n = self.x.nrows();
+        let m = self.values.ncols();
+        let kernel = self.params.kernel;
+        by_chunks(new, n, m, |_, z| {
+            let kz = kernel.block(z, &row_sq_norms(z), self.x.view(), &self.x_sq, Par::Seq);
+            let mut vals = &kz * self.coef.view();
+            if !self.monomials.is_empty() {
+                let p = poly_matrix(z, &self.monomials);
+                vals += &p * self.tail.view();
+            }
+            let residual = match &self.residual {
+                Some(r) => {
+                    let kzz = vec![kernel.diag_value(0.0); z.nrows()];
+                    r.residuals(kz.as_ref(), &kzz)
+                }
+                None => vec![f64::NAN; z.nrows()],
+            };
+            let power = residual.iter().map(|r| r.sqrt()).collect();
+            Ok(Extension {
+                coordinates: vals,
+                reconstruction_error: vec![f64::NAN; z.nrows()],
+                residual,
+                extra: vec![Column {
+                    name: "power_function",
+                    values: power,
+                }],
+            })
+        })
+    }
+
+    fn input_width(&self) -> usize {
+        self.x.ncols()
+    }
+}
