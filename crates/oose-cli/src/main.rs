@@ -157,6 +157,8 @@ enum Method {
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
 #[value(rename_all = "snake_case")]
 enum KernelName {
+    ThinPlate,
+    Polyharmonic,
     Gaussian,
     Laplacian,
     InverseMultiquadric,
@@ -257,6 +259,15 @@ struct FitArgs {
     /// default: for dense kernels only).
     #[arg(long)]
     residual: Option<bool>,
+    /// Values F (N×m) on the training points (interpolate).
+    #[arg(long)]
+    values: Option<String>,
+    /// ρ ≥ 0 of regularised least squares (interpolate; 0 interpolates).
+    #[arg(long, default_value_t = 0.0)]
+    regularization: f64,
+    /// Geometric harmonics: keep eigenvalues ≥ δ·λ₁ (interpolate).
+    #[arg(long)]
+    geometric_harmonics: Option<f64>,
     /// Number of clusters (spectral-clustering).
     #[arg(long, default_value_t = 2)]
     clusters: usize,
@@ -532,6 +543,16 @@ fn kernel_from(a: &FitArgs) -> Result<Kernel, CliError> {
             degree: a.degree,
         },
         KernelName::Precomputed => Kernel::Precomputed,
+        KernelName::ThinPlate => Kernel::Polyharmonic { beta: 2 },
+        KernelName::Polyharmonic => {
+            let b = a.beta.unwrap_or(3.0);
+            if !(b >= 1.0 && b.fract() == 0.0 && b <= 64.0) {
+                return Err(CliError::usage(format!(
+                    "--beta: polyharmonic needs an integer β ≥ 1, got {b}"
+                )));
+            }
+            Kernel::Polyharmonic { beta: b as u32 }
+        }
     };
     k.validate().map_err(|e| CliError::usage(e.to_string()))?;
     Ok(k)
@@ -731,22 +752,24 @@ fn build_model(a: &FitArgs, data: Option<MatRef<'_, f64>>) -> Result<Model, CliE
             use oose::methods::mds::{ClassicalMds, Proximity};
             let given: Vec<(&Option<String>, Proximity)> = vec![
                 (&a.dissimilarities, Proximity::Dissimilarities),
-                (&a.squared_dissimilarities, Proximity::SquaredDissimilarities),
+                (
+                    &a.squared_dissimilarities,
+                    Proximity::SquaredDissimilarities,
+                ),
                 (&a.similarities, Proximity::Similarities),
             ];
             let chosen: Vec<(String, Proximity)> = given
                 .into_iter()
                 .filter_map(|(f, k)| f.clone().map(|f| (f, k)))
                 .collect();
-            let (source, kind) = match chosen.len() {
-                0 => (a.input.clone(), Proximity::Points),
-                1 => chosen[0].clone(),
-                _ => {
-                    return Err(CliError::usage(
+            let (source, kind) =
+                match chosen.len() {
+                    0 => (a.input.clone(), Proximity::Points),
+                    1 => chosen[0].clone(),
+                    _ => return Err(CliError::usage(
                         "give one of --dissimilarities, --squared-dissimilarities, --similarities",
-                    ))
-                }
-            };
+                    )),
+                };
             if kind != Proximity::Points {
                 points_only("proximity input")?;
             }
@@ -856,9 +879,32 @@ fn build_model(a: &FitArgs, data: Option<MatRef<'_, f64>>) -> Result<Model, CliE
             spin.finish();
             fitted?.into()
         }
+        Method::Interpolate => {
+            use oose::methods::interpolate::Interpolator;
+            let kernel = kernel_from(a)?;
+            let Some(values) = &a.values else {
+                return Err(CliError::usage(
+                    "interpolate needs --values F (one row of values per training point)",
+                ));
+            };
+            points_only("interpolate")?;
+            let x = read(&a.input)?;
+            let f = MatrixReader::open(values)?.read_all()?;
+            let spin = progress::Spinner::start("fitting the interpolant");
+            let fitted = Interpolator {
+                kernel,
+                regularization: a.regularization,
+                geometric_harmonics: a.geometric_harmonics,
+                rank_tolerance: a.rank_tolerance,
+            }
+            .fit(x.as_ref(), f.as_ref());
+            spin.finish();
+            fitted?.into()
+        }
+        #[allow(unreachable_patterns)]
         other => {
             return Err(CliError::usage(format!(
-                "method `{}` is not available in this version of oose (available: pca, kpca, mds, landmark-mds, isomap, dmaps, eigenmaps, spectral-clustering)",
+                "method `{}` is not available in this version of oose",
                 other
                     .to_possible_value()
                     .map(|v| v.get_name().to_string())

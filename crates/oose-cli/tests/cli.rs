@@ -360,7 +360,7 @@ fn bad_parameters_exit_2() {
     fails(
         &oose(&["fit", "interpolate", "--input", &train, "--output", &out]),
         2,
-        "not available",
+        "--values",
     );
     fails(
         &oose(&[
