@@ -262,6 +262,10 @@ struct FitArgs {
     /// Values F (N×m) on the training points (interpolate).
     #[arg(long)]
     values: Option<String>,
+    /// Interpolate from this model's training embedding instead of --input: with
+    /// `--values` = the model's training points, a pre-image map (interpolate).
+    #[arg(long)]
+    from_model: Option<String>,
     /// ρ ≥ 0 of regularised least squares (interpolate; 0 interpolates).
     #[arg(long, default_value_t = 0.0)]
     regularization: f64,
@@ -888,7 +892,10 @@ fn build_model(a: &FitArgs, data: Option<MatRef<'_, f64>>) -> Result<Model, CliE
                 ));
             };
             points_only("interpolate")?;
-            let x = read(&a.input)?;
+            let x = match &a.from_model {
+                Some(path) => load_model(path)?.embedding().to_owned(),
+                None => read(&a.input)?,
+            };
             let f = MatrixReader::open(values)?.read_all()?;
             let spin = progress::Spinner::start("fitting the interpolant");
             let fitted = Interpolator {

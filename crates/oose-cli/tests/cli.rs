@@ -1012,3 +1012,69 @@ fn theory_prints_the_batch_discrepancy() {
     );
     fails(&oose(&["theory", &iso, "--input", &new]), 2, "kpca");
 }
+
+#[test]
+fn interpolate_and_preimage_through_the_cli() {
+    let d = dir("preimage");
+    let train = p(&d, "train.csv");
+    let new = p(&d, "new.csv");
+    write_csv(&train, &roll(400, 5));
+    write_csv(&new, &roll(10, 6));
+    let iso = p(&d, "iso.oose");
+    assert!(
+        oose(&["fit", "isomap", "--input", &train, "--output", &iso])
+            .status
+            .success()
+    );
+    let pre = p(&d, "pre.oose");
+    let out = oose(&[
+        "fit",
+        "interpolate",
+        "--from-model",
+        &iso,
+        "--values",
+        &train,
+        "--kernel",
+        "thin_plate",
+        "--output",
+        &pre,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8_lossy(&oose(&["info", &pre]).stdout).to_string();
+    assert!(
+        info.contains("kernel: thin_plate") && info.contains("tail_degree: 1"),
+        "{info}"
+    );
+    // Training embedding → training points, exactly.
+    let emb = p(&d, "emb.csv");
+    assert!(oose(&["embedding", &iso, "--output", &emb])
+        .status
+        .success());
+    let out = oose(&["extend", &pre, "--input", &emb]);
+    let (h, back) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(h, vec!["c1", "c2", "c3"]);
+    for (a, b) in back.iter().zip(roll(400, 5)) {
+        for j in 0..3 {
+            assert!((a[j] - b[j]).abs() < 1e-6, "{a:?} vs {b:?}");
+        }
+    }
+    // --values must have one row per embedded point.
+    fails(
+        &oose(&[
+            "fit",
+            "interpolate",
+            "--from-model",
+            &iso,
+            "--values",
+            &new,
+            "--output",
+            &pre,
+        ]),
+        1,
+        "values",
+    );
+}

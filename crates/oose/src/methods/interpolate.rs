@@ -233,6 +233,39 @@ impl Interpolator {
     }
 }
 
+/// Pre-image map of a fitted model (SPEC §8): the interpolant from the model's training
+/// embedding (N×d) back to its training points `x` (N×D), so that `extend` on embedding
+/// coordinates returns points in data space, each with its power function.
+///
+/// ```
+/// use oose::kernel::Kernel;
+/// use oose::methods::interpolate::{preimage, Interpolator};
+/// use oose::methods::isomap::Isomap;
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::swiss_roll(400, 0.0, false, 0).points;
+/// let iso = Isomap::default().fit(x.as_ref()).unwrap();
+/// // The thin-plate spline suits 2-D embeddings (scale-free).
+/// let tps = Interpolator { kernel: Kernel::Polyharmonic { beta: 2 }, ..Default::default() };
+/// let back = preimage(&iso, x.as_ref(), &tps).unwrap();
+/// let p = back.extend(iso.embedding().subrows(0, 2)).unwrap();
+/// assert!((p.coordinates[(1, 2)] - x[(1, 2)]).abs() < 1e-6);
+/// ```
+pub fn preimage<M: OutOfSample + ?Sized>(
+    model: &M,
+    x: MatRef<'_, f64>,
+    interpolator: &Interpolator,
+) -> Result<FittedInterpolator> {
+    let e = model.embedding();
+    if x.nrows() != e.nrows() {
+        return Err(Error::Shape {
+            what: "training points for the pre-image",
+            expected: format!("{} rows (one per embedded training point)", e.nrows()),
+            got: format!("{} rows", x.nrows()),
+        });
+    }
+    interpolator.fit(e, x)
+}
+
 /// A fitted interpolant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FittedInterpolator {
