@@ -51,7 +51,7 @@ def test_eigenvalues_and_extension_match_datafold(tmp_path, alpha):
     np.savetxt(xf, x, delimiter=",", header="a,b,c", comments="")
     np.savetxt(zf, z, delimiter=",", header="a,b,c", comments="")
     run("fit", "dmaps", "--input", xf, "--output", model, "--sparsity", "dense",
-        "--epsilon", eps, "--alpha", alpha, "--components", d, "--t", t, "--solver", "dense")
+        "--epsilon", eps, "--alpha", alpha, "--components", d, "--time", t, "--solver", "dense")
     info = dict(line.split(": ", 1) for line in run("info", model).splitlines())
     ours_vals = np.array([float(v) for v in info["eigenvalues"].split(",")])
     run("embedding", model, "--output", tmp_path / "e.csv")

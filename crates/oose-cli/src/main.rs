@@ -243,10 +243,15 @@ struct FitArgs {
     #[arg(long)]
     alpha: Option<f64>,
     /// Diffusion time t ≥ 0 (dmaps, `diffusion` coordinates).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long = "time", alias = "t", default_value_t = 1.0)]
     t: f64,
-    /// Output coordinates of dmaps.
-    #[arg(long, value_enum, default_value = "diffusion")]
+    /// Output coordinates of dmaps (SPEC §7 flavours).
+    #[arg(
+        long = "output-kind",
+        alias = "flavour",
+        value_enum,
+        default_value = "diffusion"
+    )]
     flavour: FlavourName,
     /// Density of new points for dmaps (union: of X ∪ Z, the whole input read as one batch).
     #[arg(long, value_enum, default_value = "training")]

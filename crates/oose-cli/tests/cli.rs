@@ -681,7 +681,7 @@ fn diffusion_models_fit_extend_and_report() {
         "log-slope",
         "--alpha",
         "0.5",
-        "--flavour",
+        "--output-kind",
         "standard",
         "--components",
         "3",
