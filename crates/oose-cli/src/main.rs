@@ -378,7 +378,8 @@ struct ExtendArgs {
     /// whole input as one batch.
     #[arg(long, value_enum)]
     density: Option<DensityName>,
-    /// New points without a neighbour (diffusion models; default: the model's).
+    /// New points without a neighbour (dmaps models; default: the model's; eigenmaps
+    /// and spectral-clustering take it at fit).
     #[arg(long, value_enum)]
     on_isolated: Option<IsolatedName>,
     /// Rows per chunk while streaming.
@@ -517,54 +518,18 @@ pub fn load_model(path: &str) -> Result<Model, CliError> {
 }
 
 fn parse_epsilon(s: &str) -> Result<Bandwidth, CliError> {
-    if s == "auto" {
-        return Ok(Bandwidth::Auto);
-    }
-    let v: f64 = s.parse().map_err(|_| {
-        CliError::usage(format!("--epsilon: expected a number or `auto`, got {s:?}"))
-    })?;
-    if !(v > 0.0 && v.is_finite()) {
-        return Err(CliError::usage(format!(
-            "--epsilon: must be finite and > 0, got {s}"
-        )));
-    }
-    Ok(Bandwidth::Value(v))
+    Bandwidth::from_name(s).map_err(|e| CliError::usage(e.to_string()))
 }
 
 fn kernel_from(a: &FitArgs) -> Result<Kernel, CliError> {
     let epsilon = parse_epsilon(&a.epsilon)?;
-    let k = match a.kernel {
-        KernelName::Gaussian => Kernel::Gaussian { epsilon },
-        KernelName::Laplacian => Kernel::Laplacian { epsilon },
-        KernelName::InverseMultiquadric => Kernel::InverseMultiquadric {
-            epsilon,
-            beta: a.beta.unwrap_or(-0.5),
-        },
-        KernelName::Multiquadric => Kernel::Multiquadric {
-            epsilon,
-            beta: a.beta.unwrap_or(0.5),
-        },
-        KernelName::Wendland => Kernel::Wendland { epsilon },
-        KernelName::Linear => Kernel::Linear,
-        KernelName::Polynomial => Kernel::Polynomial {
-            gamma: a.gamma,
-            coef0: a.coef0,
-            degree: a.degree,
-        },
-        KernelName::Precomputed => Kernel::Precomputed,
-        KernelName::ThinPlate => Kernel::Polyharmonic { beta: 2 },
-        KernelName::Polyharmonic => {
-            let b = a.beta.unwrap_or(3.0);
-            if !(b >= 1.0 && b.fract() == 0.0 && b <= 64.0) {
-                return Err(CliError::usage(format!(
-                    "--beta: polyharmonic needs an integer β ≥ 1, got {b}"
-                )));
-            }
-            Kernel::Polyharmonic { beta: b as u32 }
-        }
-    };
-    k.validate().map_err(|e| CliError::usage(e.to_string()))?;
-    Ok(k)
+    let name = a
+        .kernel
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
+    Kernel::from_name(&name, epsilon, a.beta, a.gamma, a.coef0, a.degree)
+        .map_err(|e| CliError::usage(e.to_string()))
 }
 
 fn isolated_from(s: IsolatedName) -> oose::methods::diffusion_maps::OnIsolated {
@@ -582,18 +547,13 @@ fn diffusion_kernel(
 ) -> Result<oose::methods::diffusion_maps::DiffusionKernel, CliError> {
     use oose::methods::diffusion_maps::{DiffusionKernel, Epsilon, Sparsity};
     let epsilon = Epsilon::from_name(&a.epsilon).map_err(|e| CliError::usage(e.to_string()))?;
-    let sparsity = match a.sparsity {
-        SparsityName::Knn => Sparsity::Knn(a.knn.unwrap_or(k)),
-        SparsityName::Dense => Sparsity::Dense,
-        SparsityName::Threshold => Sparsity::Threshold(a.threshold.ok_or_else(|| {
-            CliError::usage("--sparsity threshold needs --threshold η (0 < η ≤ 1)")
-        })?),
+    let sparsity_name = match a.sparsity {
+        SparsityName::Knn => "knn",
+        SparsityName::Dense => "dense",
+        SparsityName::Threshold => "threshold",
     };
-    if a.threshold.is_some() && a.sparsity != SparsityName::Threshold {
-        return Err(CliError::usage(
-            "--threshold applies only with --sparsity threshold",
-        ));
-    }
+    let sparsity = Sparsity::from_parts(sparsity_name, a.knn.unwrap_or(k), a.threshold)
+        .map_err(|e| CliError::usage(e.to_string()))?;
     Ok(DiffusionKernel {
         epsilon,
         sparsity,
@@ -959,6 +919,12 @@ fn extend(a: ExtendArgs) -> Result<(), CliError> {
     }
     if a.density.is_some() && !matches!(model, Model::DiffusionMaps(_)) {
         return Err(CliError::usage("--density applies only to dmaps models"));
+    }
+    if a.on_isolated.is_some() && !matches!(model, Model::DiffusionMaps(_)) {
+        return Err(CliError::usage(
+            "--on-isolated at extend applies to dmaps models; eigenmaps and \
+             spectral-clustering models take it at fit (`oose fit … --on-isolated nan`)",
+        ));
     }
     // The union density couples the rows of a batch: the whole input is one batch.
     let union = match (&model, a.density) {

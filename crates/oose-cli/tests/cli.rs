@@ -813,6 +813,12 @@ fn diffusion_models_fit_extend_and_report() {
     .success());
     let info = String::from_utf8_lossy(&oose(&["info", &em]).stdout).to_string();
     assert!(info.contains("laplacian_eigenvalues:") && info.contains("alpha: 0.0"));
+    // The isolated-point policy of eigenmaps is the model's: refused at extend, not ignored.
+    fails(
+        &oose(&["extend", &em, "--input", &newp, "--on-isolated", "nan"]),
+        2,
+        "take it at fit",
+    );
     let blobs = p(&d, "c.csv");
     assert!(oose(&[
         "dataset",

@@ -111,6 +111,10 @@ pub enum Error {
     },
     #[error("eigensolver failed: {0}")]
     Eigensolver(String),
+    /// A linear system that must be solved is singular (repeated points, too few
+    /// points for a polynomial tail).
+    #[error("{0}")]
+    Singular(String),
     /// A model file or byte string could not be read.
     #[error("model: {0}")]
     Model(#[from] ModelError),

@@ -81,6 +81,22 @@ pub(crate) fn square_symmetric(what: &'static str, m: MatRef<'_, f64>) -> Result
     Ok(())
 }
 
+/// Looks `name` up in `table` (the names every interface uses); the error lists the
+/// accepted names and names the parameter.
+pub(crate) fn named<T: Copy>(param: &'static str, name: &str, table: &[(&str, T)]) -> Result<T> {
+    table
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+            Error::param(
+                param,
+                format!("expected one of {}, got {name:?}", names.join(", ")),
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -305,3 +305,26 @@ fn preimage_maps_embeddings_back_to_data_space() {
     // Row counts must match.
     assert!(preimage(&iso, z, &Interpolator::default()).is_err());
 }
+
+#[test]
+fn repeated_points_make_a_singular_system_named_by_its_rows() {
+    let mut x = uniform(30, 2, -1.0, 1.0, 41);
+    for j in 0..2 {
+        x[(17, j)] = x[(4, j)];
+    }
+    let f = Mat::from_fn(30, 1, |i, _| i as f64);
+    let tps = Interpolator {
+        kernel: Kernel::Polyharmonic { beta: 2 },
+        ..Default::default()
+    };
+    match tps.fit(x.as_ref(), f.as_ref()) {
+        Err(oose::Error::Singular(msg)) => assert!(msg.contains("rows 4 and 17"), "{msg}"),
+        other => panic!("expected a singular-system error, got {other:?}"),
+    }
+    // Regularised least squares fits the same data.
+    let reg = Interpolator {
+        regularization: 1e-6,
+        ..tps
+    };
+    assert!(reg.fit(x.as_ref(), f.as_ref()).is_ok());
+}

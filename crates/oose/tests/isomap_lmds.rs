@@ -98,9 +98,10 @@ fn landmark_mds_with_every_point_a_landmark_is_classical_mds() {
     }
     .fit(x.as_ref())
     .unwrap();
+    // More landmarks than points means every point is a landmark.
     let lmds = LandmarkMds {
         n_components: 3,
-        n_landmarks: 300,
+        n_landmarks: 1000,
         landmarks: Landmarks::Random,
         solver: Solver::Dense,
         ..Default::default()
@@ -118,6 +119,19 @@ fn landmark_mds_with_every_point_a_landmark_is_classical_mds() {
     let a = lmds.extend(z.as_ref()).unwrap();
     let b = cmds.extend(z.as_ref()).unwrap();
     assert!(max_rel_diff(a.coordinates.as_ref(), b.coordinates.as_ref()) < 1e-10);
+    assert_eq!(idx.len(), 300);
+    let none = LandmarkMds {
+        n_landmarks: 0,
+        ..Default::default()
+    }
+    .fit(x.as_ref());
+    assert!(matches!(
+        none,
+        Err(oose::Error::InvalidParameter {
+            name: "n_landmarks",
+            ..
+        })
+    ));
 }
 
 #[test]

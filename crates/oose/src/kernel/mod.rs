@@ -86,7 +86,125 @@ impl Default for Kernel {
     }
 }
 
+impl Bandwidth {
+    /// Parses `auto` or a finite number > 0.
+    ///
+    /// ```
+    /// use oose::kernel::Bandwidth;
+    /// assert_eq!(Bandwidth::from_name("2.5").unwrap(), Bandwidth::Value(2.5));
+    /// assert!(Bandwidth::from_name("-1").is_err());
+    /// ```
+    pub fn from_name(s: &str) -> Result<Bandwidth> {
+        if s == "auto" {
+            return Ok(Bandwidth::Auto);
+        }
+        let v: f64 = s.parse().map_err(|_| {
+            Error::param("epsilon", format!("expected a number or `auto`, got {s:?}"))
+        })?;
+        Bandwidth::value(v)
+    }
+
+    /// A fixed ε, checked to be finite and > 0.
+    pub fn value(v: f64) -> Result<Bandwidth> {
+        if v > 0.0 && v.is_finite() {
+            Ok(Bandwidth::Value(v))
+        } else {
+            Err(Error::param(
+                "epsilon",
+                format!("must be finite and > 0, got {v}"),
+            ))
+        }
+    }
+}
+
+/// The kernels' names, as every interface spells them.
+pub const KERNEL_NAMES: [&str; 10] = [
+    "gaussian",
+    "laplacian",
+    "inverse_multiquadric",
+    "multiquadric",
+    "wendland",
+    "linear",
+    "polynomial",
+    "precomputed",
+    "polyharmonic",
+    "thin_plate",
+];
+
 impl Kernel {
+    /// The kernel named `name` (one of [`KERNEL_NAMES`]) with its parameters, validated.
+    /// `beta` is the exponent of the inverse multiquadric (default −½), multiquadric
+    /// (default ½) and polyharmonic (an integer, default 3) kernels and must be `None`
+    /// for the others; `gamma`, `coef0` and `degree` are the polynomial kernel's;
+    /// `thin_plate` is polyharmonic with β = 2.
+    ///
+    /// ```
+    /// use oose::kernel::{Bandwidth, Kernel};
+    /// let k = Kernel::from_name("thin_plate", Bandwidth::Auto, None, 1.0, 1.0, 3).unwrap();
+    /// assert_eq!(k, Kernel::Polyharmonic { beta: 2 });
+    /// assert!(Kernel::from_name("gaussian", Bandwidth::Auto, Some(2.0), 1.0, 1.0, 3).is_err());
+    /// ```
+    pub fn from_name(
+        name: &str,
+        epsilon: Bandwidth,
+        beta: Option<f64>,
+        gamma: f64,
+        coef0: f64,
+        degree: u32,
+    ) -> Result<Kernel> {
+        let k = match name {
+            "gaussian" => Kernel::Gaussian { epsilon },
+            "laplacian" => Kernel::Laplacian { epsilon },
+            "inverse_multiquadric" => Kernel::InverseMultiquadric {
+                epsilon,
+                beta: beta.unwrap_or(-0.5),
+            },
+            "multiquadric" => Kernel::Multiquadric {
+                epsilon,
+                beta: beta.unwrap_or(0.5),
+            },
+            "wendland" => Kernel::Wendland { epsilon },
+            "linear" => Kernel::Linear,
+            "polynomial" => Kernel::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            },
+            "precomputed" => Kernel::Precomputed,
+            "thin_plate" => Kernel::Polyharmonic { beta: 2 },
+            "polyharmonic" => {
+                let b = beta.unwrap_or(3.0);
+                if !(b >= 1.0 && b.fract() == 0.0 && b <= 64.0) {
+                    return Err(Error::param(
+                        "beta",
+                        format!("polyharmonic needs an integer β between 1 and 64, got {b}"),
+                    ));
+                }
+                Kernel::Polyharmonic { beta: b as u32 }
+            }
+            _ => {
+                return Err(Error::param(
+                    "kernel",
+                    format!("expected one of {}, got {name:?}", KERNEL_NAMES.join(", ")),
+                ))
+            }
+        };
+        let takes_beta = matches!(
+            k,
+            Kernel::InverseMultiquadric { .. }
+                | Kernel::Multiquadric { .. }
+                | Kernel::Polyharmonic { .. }
+        ) && name != "thin_plate";
+        if beta.is_some() && !takes_beta {
+            return Err(Error::param(
+                "beta",
+                format!("the {name} kernel has no exponent β"),
+            ));
+        }
+        k.validate()?;
+        Ok(k)
+    }
+
     /// Gaussian kernel with a fixed ε.
     pub fn gaussian(epsilon: f64) -> Self {
         Kernel::Gaussian {

@@ -45,6 +45,27 @@ impl Solver {
             Solver::ShiftInvert => "shift-invert",
         }
     }
+
+    /// Parses a solver name (`auto`, `dense`, `lanczos`, `low-rank`, `shift-invert`).
+    ///
+    /// ```
+    /// use oose::linalg::eigen::Solver;
+    /// assert_eq!(Solver::from_name("low-rank").unwrap(), Solver::LowRank);
+    /// assert!(Solver::from_name("arpack").unwrap_err().to_string().contains("solver"));
+    /// ```
+    pub fn from_name(name: &str) -> crate::error::Result<Solver> {
+        crate::validate::named(
+            "solver",
+            name,
+            &[
+                ("auto", Solver::Auto),
+                ("dense", Solver::Dense),
+                ("lanczos", Solver::Lanczos),
+                ("low-rank", Solver::LowRank),
+                ("shift-invert", Solver::ShiftInvert),
+            ],
+        )
+    }
 }
 
 /// Matrices at most this large always use the dense solver under `Auto`.

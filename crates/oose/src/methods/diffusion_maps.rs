@@ -86,6 +86,34 @@ impl Sparsity {
             Sparsity::Threshold(e) => format!("threshold η = {e}"),
         }
     }
+
+    /// The rule named `knn` (with `n_neighbors`), `threshold` (with `threshold` η) or
+    /// `dense`. A value given for the other rule is an error, not silently ignored.
+    ///
+    /// ```
+    /// use oose::methods::diffusion_maps::Sparsity;
+    /// assert_eq!(Sparsity::from_parts("knn", 25, None).unwrap(), Sparsity::Knn(25));
+    /// assert!(Sparsity::from_parts("threshold", 25, None).is_err());
+    /// ```
+    pub fn from_parts(name: &str, n_neighbors: usize, threshold: Option<f64>) -> Result<Sparsity> {
+        match (name, threshold) {
+            ("knn", None) => Ok(Sparsity::Knn(n_neighbors)),
+            ("dense", None) => Ok(Sparsity::Dense),
+            ("threshold", Some(eta)) => Ok(Sparsity::Threshold(eta)),
+            ("threshold", None) => Err(Error::param(
+                "threshold",
+                "sparsity `threshold` needs the threshold η (0 < η ≤ 1)",
+            )),
+            ("knn" | "dense", Some(_)) => Err(Error::param(
+                "threshold",
+                "applies only with sparsity `threshold`",
+            )),
+            _ => Err(Error::param(
+                "sparsity",
+                format!("expected knn, threshold or dense, got {name:?}"),
+            )),
+        }
+    }
 }
 
 /// Which density a new point is normalised with (SPEC §7).
@@ -101,6 +129,17 @@ pub enum Density {
     Union,
 }
 
+impl Density {
+    /// Parses `training` or `union`.
+    pub fn from_name(name: &str) -> Result<Density> {
+        validate::named(
+            "density",
+            name,
+            &[("training", Density::Training), ("union", Density::Union)],
+        )
+    }
+}
+
 /// What to do with a new point that has no neighbour under the sparsity rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum OnIsolated {
@@ -109,6 +148,17 @@ pub enum OnIsolated {
     Error,
     /// NaN coordinates and 1 in the `isolated` diagnostic column.
     Nan,
+}
+
+impl OnIsolated {
+    /// Parses `error` or `nan`.
+    pub fn from_name(name: &str) -> Result<OnIsolated> {
+        validate::named(
+            "on_isolated",
+            name,
+            &[("error", OnIsolated::Error), ("nan", OnIsolated::Nan)],
+        )
+    }
 }
 
 /// The weight matrix and its normalisation: everything but the eigensolver.

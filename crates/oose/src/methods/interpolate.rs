@@ -199,9 +199,7 @@ impl Interpolator {
             )
         };
         if coef.as_ref().has_nan() || tail.as_ref().has_nan() {
-            return Err(Error::Eigensolver(
-                "the interpolation system is singular (repeated points?)".into(),
-            ));
+            return Err(Error::Singular(singular_reason(x)));
         }
         // ||f_X||²_H = tr(Aᵀ K A), times (−1)^m for conditionally positive definite
         // kernels of order m (the native-space semi-norm).
@@ -264,6 +262,26 @@ pub fn preimage<M: OutOfSample + ?Sized>(
         });
     }
     interpolator.fit(e, x)
+}
+
+/// Why [K P; Pᵀ 0] is singular, naming a repeated pair of training points if there is
+/// one (only on the failure path, so the O(N²) scan costs nothing otherwise).
+fn singular_reason(x: MatRef<'_, f64>) -> String {
+    let n = x.nrows();
+    for i in 0..n {
+        for j in i + 1..n {
+            if (0..x.ncols()).all(|c| x[(i, c)] == x[(j, c)]) {
+                return format!(
+                    "training points: rows {i} and {j} (0-based) are the same point, so the \
+                     interpolation system is singular; remove repeated points or set \
+                     regularization > 0"
+                );
+            }
+        }
+    }
+    "training points: the interpolation system is singular (too few points in general \
+     position for the polynomial tail?); set regularization > 0"
+        .into()
 }
 
 /// A fitted interpolant.

@@ -28,6 +28,20 @@ pub enum Landmarks {
     MaxMin,
 }
 
+impl Landmarks {
+    /// Parses `random` or `max-min`.
+    pub fn from_name(name: &str) -> Result<Landmarks> {
+        validate::named(
+            "landmarks",
+            name,
+            &[
+                ("random", Landmarks::Random),
+                ("max-min", Landmarks::MaxMin),
+            ],
+        )
+    }
+}
+
 /// Landmark MDS parameters.
 ///
 /// ```
@@ -41,7 +55,8 @@ pub enum Landmarks {
 pub struct LandmarkMds {
     /// Embedding dimension d (default 2).
     pub n_components: usize,
-    /// Number of landmarks n (default 500; at most N).
+    /// Number of landmarks n (default 500; when N is smaller every point is a landmark,
+    /// which is classical MDS).
     pub n_landmarks: usize,
     /// Landmark choice (default max–min).
     pub landmarks: Landmarks,
@@ -112,19 +127,15 @@ impl LandmarkMds {
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLandmarkMds> {
         validate::finite_nonempty("training data", x)?;
         let big_n = x.nrows();
-        if self.n_landmarks == 0 || self.n_landmarks > big_n {
-            return Err(Error::param(
-                "n_landmarks",
-                format!(
-                    "must be between 1 and the number of training points ({big_n}), got {}",
-                    self.n_landmarks
-                ),
-            ));
+        if self.n_landmarks == 0 {
+            return Err(Error::param("n_landmarks", "must be at least 1, got 0"));
         }
+        // More landmarks than points: every point is a landmark (= classical MDS).
+        let n_landmarks = self.n_landmarks.min(big_n);
         let mut rng = Rng::new(self.seed);
         let indices = match self.landmarks {
-            Landmarks::Random => rng.sample_indices(big_n, self.n_landmarks),
-            Landmarks::MaxMin => max_min(x, self.n_landmarks, &mut rng),
+            Landmarks::Random => rng.sample_indices(big_n, n_landmarks),
+            Landmarks::MaxMin => max_min(x, n_landmarks, &mut rng),
         };
         let l = Mat::from_fn(indices.len(), x.ncols(), |i, j| x[(indices[i], j)]);
         let d2 = self_sq_distances(l.as_ref(), Par::rayon(0));

@@ -48,6 +48,21 @@ impl Proximity {
             Proximity::Similarities => "similarities",
         }
     }
+
+    /// Parses the name used on the command line (`points`, `squared-dissimilarities`,
+    /// `dissimilarities`, `similarities`).
+    pub fn from_name(name: &str) -> Result<Proximity> {
+        crate::validate::named(
+            "input",
+            name,
+            &[
+                ("points", Proximity::Points),
+                ("squared-dissimilarities", Proximity::SquaredDissimilarities),
+                ("dissimilarities", Proximity::Dissimilarities),
+                ("similarities", Proximity::Similarities),
+            ],
+        )
+    }
 }
 
 /// Classical MDS parameters.

@@ -224,16 +224,30 @@ impl Graph {
             done: (0..n).map(|_| AtomicBool::new(false)).collect(),
         };
         let order = self.bfs_order();
-        order.par_iter().for_each_init(
-            || {
-                (
-                    BinaryHeap::<Item>::with_capacity(n),
-                    vec![f64::INFINITY; n],
-                    vec![false; n],
-                )
-            },
-            |(heap, dist, covered), &s| self.dijkstra_reusing(s, dist, covered, heap, &shared),
-        );
+        // Sources run in waves of doubling size (1, 2, 4, …, WAVE_MAX); a wave reuses only
+        // rows finished in earlier waves. Which rows a source reuses then does not depend
+        // on thread timing, so every distance is summed in the same order on every run
+        // and machine: bitwise deterministic results.
+        const WAVE_MAX: usize = 64;
+        let (mut start, mut size) = (0, 1);
+        while start < n {
+            let wave = &order[start..(start + size).min(n)];
+            wave.par_iter().for_each_init(
+                || {
+                    (
+                        BinaryHeap::<Item>::with_capacity(n),
+                        vec![f64::INFINITY; n],
+                        vec![false; n],
+                    )
+                },
+                |(heap, dist, covered), &s| self.dijkstra_reusing(s, dist, covered, heap, &shared),
+            );
+            for &s in wave {
+                shared.publish(s);
+            }
+            start += wave.len();
+            size = (2 * size).min(WAVE_MAX);
+        }
         out
     }
 
@@ -340,7 +354,8 @@ impl Graph {
 }
 
 /// Rows of the all-pairs output shared between threads: row s is written once, by the
-/// thread that runs source s, and read by others only after its `done` flag is set.
+/// thread that runs source s, and read by others only after its `done` flag is set
+/// (after the wave that computed it has ended).
 struct SharedRows {
     data: *mut f64,
     n: usize,
@@ -364,11 +379,15 @@ impl SharedRows {
         }
     }
 
-    /// Publishes row s.
+    /// Writes row s (not yet visible to other sources).
     fn finish(&self, s: usize, values: &[f64]) {
         // SAFETY: only the thread running source s writes row s, once, before the flag.
         let row = unsafe { std::slice::from_raw_parts_mut(self.data.add(s * self.n), self.n) };
         row.copy_from_slice(values);
+    }
+
+    /// Makes row s visible to later sources (called once its wave has ended).
+    fn publish(&self, s: usize) {
         self.done[s].store(true, AtomicOrdering::Release);
     }
 }
@@ -468,6 +487,32 @@ mod tests {
                 }
             }
             assert!(finite > n * n / 2);
+        }
+    }
+
+    #[test]
+    fn shortest_paths_are_bitwise_the_same_whatever_the_threads() {
+        let mut r = Rng::new(9);
+        let x = Mat::from_fn(1500, 3, |_, _| r.normal());
+        let (idx, dist) = knn(x.as_ref(), x.as_ref(), 6, true);
+        let g = Graph::from_knn(&idx, &dist);
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| g.all_shortest_paths())
+        };
+        let one = run(1);
+        for threads in [2, 3, 4] {
+            for _ in 0..3 {
+                let other = run(threads);
+                let same = one
+                    .iter()
+                    .zip(&other)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{threads} threads changed a distance");
+            }
         }
     }
 }

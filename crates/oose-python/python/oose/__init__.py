@@ -1,0 +1,70 @@
+"""oose — kernel dimensionality reduction with out-of-sample extension.
+
+Fit an embedding once, then place new points into it with ``transform`` — no refit, no
+moving of old points — and get for every new point how well the training set
+represents it (``transform(X, return_diagnostics=True)``: the residual k₀(z, z), the
+squared power function). scikit-learn estimators over the Rust core:
+
+- :class:`KernelPCA`, :class:`ClassicalMDS`, :class:`LandmarkMDS`, :class:`Isomap`,
+  :class:`DiffusionMaps`, :class:`LaplacianEigenmaps` (transformers),
+- :class:`SpectralClustering` (``predict`` for new points),
+- :class:`KernelInterpolator` (``predict``, with the power function).
+
+Fitted estimators pickle through the model file format, and ``save``/:func:`load` use
+the files of the ``oose`` command line. :mod:`oose.dask` extends Dask arrays block by
+block on a cluster.
+"""
+
+from . import _oose, datasets
+from ._base import OoseEstimator, _load_model
+from ._estimators import (
+    ClassicalMDS,
+    DiffusionMaps,
+    Isomap,
+    KernelInterpolator,
+    KernelPCA,
+    LandmarkMDS,
+    LaplacianEigenmaps,
+    SpectralClustering,
+)
+
+__version__ = _oose.__version__
+
+_BY_METHOD = {
+    "kpca": KernelPCA,
+    "mds": ClassicalMDS,
+    "landmark-mds": LandmarkMDS,
+    "isomap": Isomap,
+    "dmaps": DiffusionMaps,
+    "eigenmaps": LaplacianEigenmaps,
+    "spectral-clustering": SpectralClustering,
+    "interpolate": KernelInterpolator,
+}
+
+
+def load(path, **params):
+    """The fitted estimator stored in a model file (written by ``save`` or by
+    ``oose fit``), of the class that matches its method."""
+    model = _load_model(path)
+    cls = _BY_METHOD.get(model.method)
+    if cls is None:
+        raise ValueError(
+            f"{path}: a {model.method} model has no Python estimator "
+            f"(use the command line: oose extend)"
+        )
+    return cls.load(path, **params)
+
+
+__all__ = [
+    "ClassicalMDS",
+    "DiffusionMaps",
+    "Isomap",
+    "KernelInterpolator",
+    "KernelPCA",
+    "LandmarkMDS",
+    "LaplacianEigenmaps",
+    "OoseEstimator",
+    "SpectralClustering",
+    "datasets",
+    "load",
+]

@@ -1,0 +1,157 @@
+"""What every oose estimator shares: input validation, fitting through the Rust core,
+extension with per-point diagnostics, pickling through the model file format, save/load.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+
+from . import _oose
+
+
+def _load_model(path) -> "_oose.Model":
+    with open(os.fspath(path), "rb") as f:
+        return _oose.Model.from_bytes(f.read())
+
+
+def _aligned(a):
+    return np.require(a, dtype=np.float64, requirements=["C_CONTIGUOUS", "ALIGNED"])
+
+
+class OoseEstimator(BaseEstimator):
+    """Base class of the oose estimators (not for direct use).
+
+    A subclass defines ``_fit_model(X, y)``, which calls the Rust core and returns an
+    ``oose._oose.Model``; everything else (validation, ``transform``, diagnostics,
+    pickling, ``save``/``load``) is here.
+
+    Fitted attributes common to all estimators:
+
+    ``model_``
+        The fitted Rust model (``oose._oose.Model``): ``info()``, ``to_bytes()``,
+        ``extend_joint(...)``, ``arc(...)``.
+    ``embedding_``
+        The training embedding (N×d).
+    ``n_features_in_``
+        Number of columns seen in ``fit`` (N for kernel or proximity matrices).
+    ``info_``
+        A dict of what ``oose info`` prints: parameters actually used (the ε chosen by
+        ``"auto"``), solver, eigenvalues, sizes.
+    """
+
+    #: the model's method name (`oose info` prints it); checked by ``load``
+    _method: str = ""
+
+    # -- hooks -----------------------------------------------------------------------
+    def _fit_model(self, X, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _extend_options(self) -> dict:
+        """Keyword arguments of ``Model.extend`` taken from the constructor."""
+        return {}
+
+    def _pairwise(self) -> bool:
+        """True when X is an N×N kernel or proximity matrix rather than points."""
+        return False
+
+    # -- scikit-learn contract ---------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._pairwise()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = False
+        return tags
+
+    def _validate(self, X, *, reset: bool):
+        X = validate_data(
+            self,
+            X,
+            reset=reset,
+            dtype=np.float64,
+            order="C",
+            ensure_min_samples=2 if reset else 1,
+        )
+        # Arrays rebuilt from network frames (Dask workers) can be C-contiguous but
+        # unaligned; Rust reads aligned f64 only.
+        return _aligned(X)
+
+    def _fitted(self, model) -> None:
+        """Sets the fitted attributes from the Rust model."""
+        self.model_ = model
+        self.embedding_ = model.embedding()
+        self.info_ = dict(model.info())
+        ev = model.eigenvalues()
+        if ev is not None:
+            self.eigenvalues_ = np.asarray(ev)
+
+    def fit(self, X, y=None):
+        """Fits the method on the rows of ``X`` (N×D points, or the N×N matrix for a
+        precomputed kernel or proximities). Returns ``self``."""
+        X = self._validate(X, reset=True)
+        self._fitted(self._fit_model(X, y))
+        return self
+
+    def _extend(self, X):
+        check_is_fitted(self, "model_")
+        X = self._validate(X, reset=False)
+        return self.model_.extend(X, **self._extend_options())
+
+    # -- files and pickling ------------------------------------------------------------
+    def save(self, path) -> None:
+        """Writes the fitted model to ``path`` in the file format of ``oose fit`` (the
+        CLI reads it: ``oose extend path --input new.npy``)."""
+        check_is_fitted(self, "model_")
+        with open(os.fspath(path), "wb") as f:
+            f.write(self.model_.to_bytes())
+
+    @classmethod
+    def load(cls, path, **params):
+        """An estimator fitted from a model file written by ``save`` or by ``oose fit``.
+
+        ``params`` set constructor parameters that apply at extension time (for
+        example ``strategy``); the fitted parameters are those stored in the file
+        (see ``info_``).
+        """
+        model = _load_model(path)
+        if cls._method and model.method != cls._method:
+            raise ValueError(
+                f"{os.fspath(path)}: holds a {model.method} model, not {cls._method} "
+                f"(use oose.load to get the matching estimator)"
+            )
+        est = cls(**params)
+        est._fitted(model)
+        est.n_features_in_ = model.input_width
+        return est
+
+
+class OoseTransformerMixin:
+    """``transform`` with optional diagnostics and ``fit_transform`` = the training
+    embedding (the extension of the training points equals it to round-off)."""
+
+    def transform(self, X, return_diagnostics: bool = False):
+        """Embeds the rows of ``X`` into the fitted embedding without refitting.
+
+        Rows are independent: the result for a row does not depend on the others in
+        ``X`` (except for diffusion maps with ``density="union"``).
+
+        With ``return_diagnostics=True`` returns ``(coordinates, diagnostics)`` where
+        ``diagnostics`` maps a name to one value per row: ``residual`` (k₀(z, z), the
+        squared power function: how much of the point lies outside what the training
+        set represents), ``reconstruction_error`` and the method's own columns (the
+        CLI's ``--diagnostics`` columns).
+        """
+        coords, diag = self._extend(X)
+        return (coords, diag) if return_diagnostics else coords
+
+    def fit_transform(self, X, y=None):
+        """Fits and returns the training embedding (one row per row of ``X``; rows left
+        out of the fit, such as points outside Isomap's largest component, are
+        extended)."""
+        self.fit(X, y)
+        if self.embedding_.shape[0] == len(self.model_.kept()) == _num_samples(X):
+            return self.embedding_.copy()
+        return self.transform(X)

@@ -1,0 +1,707 @@
+"""The scikit-learn estimators: one per method of the Rust core.
+
+Parameters keep the names and spellings of SPEC.md and of the command line
+(``epsilon="auto"``, ``solver="low-rank"``, ``landmarks="max-min"``), except that the
+seed of random choices is ``random_state`` as everywhere in scikit-learn (an int).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import ClusterMixin, RegressorMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _oose
+from ._base import OoseEstimator, OoseTransformerMixin, _aligned
+
+
+def _seed(random_state, name="random_state") -> int:
+    if random_state is None:
+        return 0
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"{name}: must be >= 0, got {random_state}")
+        return int(random_state)
+    raise ValueError(
+        f"{name}: expected an int seed (oose's choices are deterministic given it), "
+        f"got {random_state!r}"
+    )
+
+
+def _float_or_none(v):
+    return None if v is None else float(v)
+
+
+class _Embedding(OoseTransformerMixin, TransformerMixin, OoseEstimator):
+    """An embedding method: ``fit``, ``transform``, ``fit_transform``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+
+class KernelPCA(_Embedding):
+    """Kernel PCA with Nyström extension and the residual kernel per new point
+    (SPEC §3–4).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Embedding dimension d.
+    kernel : str, default="gaussian"
+        ``gaussian`` exp(−r²/ε), ``laplacian`` exp(−r/ε), ``inverse_multiquadric``,
+        ``multiquadric``, ``wendland``, ``linear``, ``polynomial`` or ``precomputed``
+        (then ``X`` is the N×N kernel matrix in ``fit`` and the M×N rows k(z, xᵢ) in
+        ``transform``).
+    epsilon : float or "auto", default="auto"
+        Bandwidth ε (scikit-learn's ``gamma`` = 1/ε for the gaussian kernel); ``"auto"``
+        is the median rule; the value used is in ``info_["epsilon"]``.
+    beta : float, optional
+        Exponent of the (inverse) multiquadric kernel (defaults ½ and −½).
+    gamma, coef0, degree : float, float, int
+        The polynomial kernel (γ xᵀy + c)^p.
+    centering : bool, default=True
+        Double-centre K (``False``: the uncentred Mercer form).
+    solver : str, default="auto"
+        ``auto``, ``dense``, ``lanczos`` or ``low-rank``.
+    rank_tolerance : float, default=1e-12
+        Relative tolerance below which eigenvalues and pivots count as zero.
+    strategy : str, default="projection"
+        Extension: ``projection`` (Nyström) or ``restricted`` (Trosset–Priebe
+        restricted reconstruction, centred kernels only).
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.swiss_roll(500, noise=0.05, random_state=0)
+    >>> est = oose.KernelPCA(n_components=2).fit(X[:450])
+    >>> Y, diag = est.transform(X[450:], return_diagnostics=True)
+    >>> Y.shape, bool((diag["residual"] <= diag["reconstruction_error"] + 1e-9).all())
+    ((50, 2), True)
+    """
+
+    _method = "kpca"
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        kernel="gaussian",
+        epsilon="auto",
+        beta=None,
+        gamma=1.0,
+        coef0=1.0,
+        degree=3,
+        centering=True,
+        solver="auto",
+        rank_tolerance=1e-12,
+        strategy="projection",
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.epsilon = epsilon
+        self.beta = beta
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.centering = centering
+        self.solver = solver
+        self.rank_tolerance = rank_tolerance
+        self.strategy = strategy
+
+    def _pairwise(self):
+        return self.kernel == "precomputed"
+
+    def _fit_model(self, X, y):
+        return _oose.fit_kernel_pca(
+            X,
+            n_components=self.n_components,
+            kernel=self.kernel,
+            epsilon=self.epsilon,
+            beta=_float_or_none(self.beta),
+            gamma=float(self.gamma),
+            coef0=float(self.coef0),
+            degree=self.degree,
+            centering=bool(self.centering),
+            solver=self.solver,
+            rank_tolerance=float(self.rank_tolerance),
+        )
+
+    def _extend_options(self):
+        return {"strategy": self.strategy}
+
+    def transform(self, X, return_diagnostics=False, kernel_diagonal=None):
+        """See ``OoseTransformerMixin.transform``. For a precomputed kernel,
+        ``kernel_diagonal`` (the values k(z, z), one per row) enables the residual."""
+        if kernel_diagonal is None:
+            return super().transform(X, return_diagnostics)
+        check_is_fitted(self, "model_")
+        X = self._validate(X, reset=False)
+        diag = _aligned(np.asarray(kernel_diagonal, dtype=np.float64).reshape(-1))
+        if diag.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"kernel_diagonal: expected {X.shape[0]} values (one per row of X), "
+                f"got {diag.shape[0]}"
+            )
+        coords, d = self.model_.extend(X, strategy=self.strategy, kernel_diagonal=diag)
+        return (coords, d) if return_diagnostics else coords
+
+
+class ClassicalMDS(_Embedding):
+    """Classical (Torgerson–Gower) MDS with projection or restricted reconstruction of
+    new objects (SPEC §5).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    input : str, default="points"
+        What ``X`` is: ``points`` (N×D), or an N×N matrix of ``squared-dissimilarities``,
+        ``dissimilarities`` or ``similarities``; ``transform`` then takes each new
+        object's row of the same kind against the N training objects.
+    solver : str, default="auto"
+    rank_tolerance : float, default=1e-12
+    strategy : str, default="projection"
+        ``projection`` (Gower) or ``restricted`` (Trosset–Priebe: moves an object that
+        sticks out of the representation space out of the projection). Joint restricted
+        reconstruction of several objects: ``est.model_.extend_joint(X, mutual=...)``.
+
+    Examples
+    --------
+    >>> import numpy as np, oose
+    >>> d2 = np.array([[0, 100, 45, 45], [100, 0, 45, 45], [45, 45, 0, 64], [45, 45, 64, 0.]])
+    >>> est = oose.ClassicalMDS(input="squared-dissimilarities", strategy="restricted").fit(d2)
+    >>> y = est.transform([[386, 386, 457, 457.]])  # seed 001 Example 2
+    >>> round(float(np.abs(y).max()), 4)
+    19.1833
+    """
+
+    _method = "mds"
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        input="points",
+        solver="auto",
+        rank_tolerance=1e-12,
+        strategy="projection",
+    ):
+        self.n_components = n_components
+        self.input = input
+        self.solver = solver
+        self.rank_tolerance = rank_tolerance
+        self.strategy = strategy
+
+    def _pairwise(self):
+        return self.input != "points"
+
+    def _fit_model(self, X, y):
+        return _oose.fit_mds(
+            X,
+            input=self.input,
+            n_components=self.n_components,
+            solver=self.solver,
+            rank_tolerance=float(self.rank_tolerance),
+        )
+
+    def _extend_options(self):
+        return {"strategy": self.strategy}
+
+
+class LandmarkMDS(_Embedding):
+    """Landmark MDS (SPEC §6): classical MDS on n landmarks, every other point placed
+    by projection; no N×N matrix is formed.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    n_landmarks : int, default=500
+        Number of landmarks (at most the number of training points).
+    landmarks : str, default="max-min"
+        ``max-min`` (farthest point) or ``random``.
+    random_state : int, default=0
+        Seed of the landmark choice.
+    solver : str, default="auto"
+    strategy : str, default="projection"
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.swiss_roll(3000, random_state=0)
+    >>> est = oose.LandmarkMDS(n_landmarks=100).fit(X)
+    >>> est.transform(X[:5]).shape
+    (5, 2)
+    """
+
+    _method = "landmark-mds"
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        n_landmarks=500,
+        landmarks="max-min",
+        random_state=0,
+        solver="auto",
+        strategy="projection",
+    ):
+        self.n_components = n_components
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.random_state = random_state
+        self.solver = solver
+        self.strategy = strategy
+
+    def _fit_model(self, X, y):
+        return _oose.fit_landmark_mds(
+            X,
+            n_components=self.n_components,
+            n_landmarks=self.n_landmarks,
+            landmarks=self.landmarks,
+            seed=_seed(self.random_state),
+            solver=self.solver,
+        )
+
+    def _extend_options(self):
+        return {"strategy": self.strategy}
+
+
+class Isomap(_Embedding):
+    """Isomap (SPEC §6): kNN graph, geodesics by Dijkstra, classical MDS; new points
+    through their k nearest training points, then projection or restricted
+    reconstruction.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    n_neighbors : int, default=10
+    solver : str, default="auto"
+    largest_component : bool, default=False
+        Embed the largest connected component of a disconnected graph (the default
+        raises an error naming the component sizes).
+    rank_tolerance : float, default=1e-12
+    strategy : str, default="projection"
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.swiss_roll(1000, random_state=0)
+    >>> est = oose.Isomap(n_neighbors=10).fit(X[:900])
+    >>> est.transform(X[900:]).shape
+    (100, 2)
+    """
+
+    _method = "isomap"
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        n_neighbors=10,
+        solver="auto",
+        largest_component=False,
+        rank_tolerance=1e-12,
+        strategy="projection",
+    ):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.solver = solver
+        self.largest_component = largest_component
+        self.rank_tolerance = rank_tolerance
+        self.strategy = strategy
+
+    def _fit_model(self, X, y):
+        return _oose.fit_isomap(
+            X,
+            n_components=self.n_components,
+            n_neighbors=self.n_neighbors,
+            solver=self.solver,
+            largest_component=bool(self.largest_component),
+            rank_tolerance=float(self.rank_tolerance),
+        )
+
+    def _extend_options(self):
+        return {"strategy": self.strategy}
+
+
+class _DiffusionKernelParams:
+    """Arguments of the diffusion kernel shared by the three diffusion estimators."""
+
+    def _kernel_args(self):
+        return {
+            "epsilon": self.epsilon,
+            "sparsity": self.sparsity,
+            "n_neighbors": self.n_neighbors,
+            "threshold": _float_or_none(self.threshold),
+            "alpha": float(self.alpha),
+        }
+
+
+class DiffusionMaps(_DiffusionKernelParams, _Embedding):
+    """Diffusion maps with exact Nyström extension (SPEC §7).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    epsilon : float or str, default="auto"
+        Bandwidth of exp(−r²/ε): a float, ``"auto"`` (median rule), ``"log-slope"``
+        (Berry–Giannakis–Harlim) or ``float("inf")`` (w = 1 on the graph).
+    sparsity : str, default="knn"
+        ``knn`` (symmetric rule; the mirror rule for new points), ``threshold`` or
+        ``dense``.
+    n_neighbors : int, default=25
+    threshold : float, optional
+        η of ``sparsity="threshold"``.
+    alpha : float, default=1.0
+        α-normalisation: 0 graph Laplacian, ½ Fokker–Planck, 1 Laplace–Beltrami.
+    t : float, default=1.0
+        Diffusion time.
+    output : str, default="diffusion"
+        ``diffusion``, ``standard``, ``weighted`` or ``normalized``.
+    solver : str, default="auto"
+    density : str, default="training"
+        Density of new points: ``training`` (sample-wise, exact on training points) or
+        ``union`` (of X ∪ Z; rows of one ``transform`` call are then coupled).
+    on_isolated : str, default="error"
+        A new point without neighbour: ``error``, or ``nan`` (NaN row and an
+        ``isolated`` diagnostic).
+    residual : bool, optional
+        Compute the residual diagnostic (default: for dense kernels).
+    rank_tolerance : float, default=1e-12
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.s_curve(1000, random_state=0)
+    >>> est = oose.DiffusionMaps(n_neighbors=25).fit(X[:900])
+    >>> est.transform(X[900:]).shape
+    (100, 2)
+    """
+
+    _method = "dmaps"
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        epsilon="auto",
+        sparsity="knn",
+        n_neighbors=25,
+        threshold=None,
+        alpha=1.0,
+        t=1.0,
+        output="diffusion",
+        solver="auto",
+        density="training",
+        on_isolated="error",
+        residual=None,
+        rank_tolerance=1e-12,
+    ):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.sparsity = sparsity
+        self.n_neighbors = n_neighbors
+        self.threshold = threshold
+        self.alpha = alpha
+        self.t = t
+        self.output = output
+        self.solver = solver
+        self.density = density
+        self.on_isolated = on_isolated
+        self.residual = residual
+        self.rank_tolerance = rank_tolerance
+
+    def _fit_model(self, X, y):
+        return _oose.fit_diffusion_maps(
+            X,
+            n_components=self.n_components,
+            **self._kernel_args(),
+            t=float(self.t),
+            output=self.output,
+            solver=self.solver,
+            density=self.density,
+            on_isolated=self.on_isolated,
+            residual=None if self.residual is None else bool(self.residual),
+            rank_tolerance=float(self.rank_tolerance),
+        )
+
+    def _extend_options(self):
+        return {"density": self.density, "on_isolated": self.on_isolated}
+
+
+class LaplacianEigenmaps(_DiffusionKernelParams, _Embedding):
+    """Laplacian eigenmaps ψⱼ/ψ₀ with exact Nyström extension (SPEC §7).
+
+    Parameters are those of :class:`DiffusionMaps` that define the kernel, with
+    ``n_neighbors=10`` and ``alpha=0.0`` by default. ``laplacian_eigenvalues_`` holds
+    1 − λ.
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.swiss_roll(800, random_state=1)
+    >>> est = oose.LaplacianEigenmaps(n_neighbors=10).fit(X)
+    >>> est.transform(X[:3]).shape
+    (3, 2)
+    """
+
+    _method = "eigenmaps"
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        epsilon="auto",
+        sparsity="knn",
+        n_neighbors=10,
+        threshold=None,
+        alpha=0.0,
+        solver="auto",
+        on_isolated="error",
+        rank_tolerance=1e-12,
+    ):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.sparsity = sparsity
+        self.n_neighbors = n_neighbors
+        self.threshold = threshold
+        self.alpha = alpha
+        self.solver = solver
+        self.on_isolated = on_isolated
+        self.rank_tolerance = rank_tolerance
+
+    def _fit_model(self, X, y):
+        return _oose.fit_eigenmaps(
+            X,
+            n_components=self.n_components,
+            **self._kernel_args(),
+            solver=self.solver,
+            on_isolated=self.on_isolated,
+            rank_tolerance=float(self.rank_tolerance),
+        )
+
+    def _fitted(self, model):
+        super()._fitted(model)
+        self.laplacian_eigenvalues_ = 1.0 - self.eigenvalues_
+
+
+class SpectralClustering(_DiffusionKernelParams, OoseTransformerMixin, ClusterMixin, OoseEstimator):
+    """Spectral clustering (Ng–Jordan–Weiss) whose clusters extend to new points
+    (SPEC §7): ``predict`` extends a point and assigns it to the nearest centroid.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+    epsilon, sparsity, n_neighbors, threshold, alpha : see :class:`DiffusionMaps`
+        (defaults ``n_neighbors=10``, ``alpha=0.0``).
+    solver : str, default="auto"
+    random_state : int, default=0
+        Seed of k-means++.
+    n_init : int, default=10
+        k-means restarts.
+    on_isolated : str, default="error"
+
+    Attributes
+    ----------
+    labels_ : ndarray of int
+        Cluster of each training point.
+    embedding_ : ndarray
+        The unit-length spectral rows the clusters were found in (``transform`` gives
+        them for new points).
+
+    Examples
+    --------
+    >>> import numpy as np, oose
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 0.3, (100, 2)), rng.normal(3, 0.3, (100, 2))])
+    >>> est = oose.SpectralClustering(n_clusters=2, sparsity="dense").fit(X)
+    >>> int(est.predict([[3.1, 2.9]])[0]) == int(est.labels_[150])
+    True
+    """
+
+    _method = "spectral-clustering"
+
+    def __init__(
+        self,
+        n_clusters=2,
+        *,
+        epsilon="auto",
+        sparsity="knn",
+        n_neighbors=10,
+        threshold=None,
+        alpha=0.0,
+        solver="auto",
+        random_state=0,
+        n_init=10,
+        on_isolated="error",
+    ):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.sparsity = sparsity
+        self.n_neighbors = n_neighbors
+        self.threshold = threshold
+        self.alpha = alpha
+        self.solver = solver
+        self.random_state = random_state
+        self.n_init = n_init
+        self.on_isolated = on_isolated
+
+    def _fit_model(self, X, y):
+        return _oose.fit_spectral_clustering(
+            X,
+            n_clusters=self.n_clusters,
+            **self._kernel_args(),
+            solver=self.solver,
+            seed=_seed(self.random_state),
+            n_init=self.n_init,
+            on_isolated=self.on_isolated,
+        )
+
+    def _fitted(self, model):
+        super()._fitted(model)
+        self.labels_ = np.asarray(model.labels(), dtype=np.intp)
+
+    def predict(self, X, return_diagnostics=False):
+        """Cluster of each row of ``X`` (extended, then the nearest centroid). NaN rows
+        (``on_isolated="nan"``) get label −1."""
+        coords, diag = self._extend(X)
+        c = diag.pop("cluster")
+        labels = np.where(np.isnan(c), -1, np.nan_to_num(c, nan=-1)).astype(np.intp)
+        if return_diagnostics:
+            diag["coordinates"] = coords
+            return labels, diag
+        return labels
+
+    def fit_predict(self, X, y=None):
+        """Fits and returns ``labels_``."""
+        return self.fit(X, y).labels_
+
+
+class KernelInterpolator(RegressorMixin, OoseEstimator):
+    """Kernel interpolation (or regularised least squares) of any function known on
+    the training points, with the power function P_X(z) of every prediction (SPEC §8):
+    |f(z) − f_X(z)| ≤ P_X(z)·||f||_H.
+
+    Parameters
+    ----------
+    kernel : str, default="gaussian"
+        Positive definite kernels of :class:`KernelPCA`, or the conditionally positive
+        definite ``multiquadric``, ``polyharmonic`` and ``thin_plate`` (with a polynomial
+        tail).
+    epsilon, beta, gamma, coef0, degree : see :class:`KernelPCA`
+        (``beta`` is also the polyharmonic exponent, default 3).
+    regularization : float, default=0.0
+        ρ ≥ 0 of (K + ρI) A = F (0 interpolates).
+    geometric_harmonics : float, optional
+        Keep only eigenvalues ≥ δ·λ₁ (geometric harmonics).
+    rank_tolerance : float, default=1e-12
+
+    Attributes
+    ----------
+    norms_squared_ : ndarray
+        ||f_X||²_H per output column.
+
+    Examples
+    --------
+    >>> import numpy as np, oose
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (200, 2))
+    >>> est = oose.KernelInterpolator(kernel="thin_plate").fit(X, X[:, 0] + 2 * X[:, 1])
+    >>> abs(float(est.predict([[0.3, -0.2]])[0]) - (-0.1)) < 1e-8
+    True
+    """
+
+    _method = "interpolate"
+
+    def __init__(
+        self,
+        *,
+        kernel="gaussian",
+        epsilon="auto",
+        beta=None,
+        gamma=1.0,
+        coef0=1.0,
+        degree=3,
+        regularization=0.0,
+        geometric_harmonics=None,
+        rank_tolerance=1e-12,
+    ):
+        self.kernel = kernel
+        self.epsilon = epsilon
+        self.beta = beta
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.regularization = regularization
+        self.geometric_harmonics = geometric_harmonics
+        self.rank_tolerance = rank_tolerance
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags
+
+    def fit(self, X, y):
+        """Fits the interpolant of the values ``y`` (N, or N×m) on the rows of ``X``."""
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=np.float64,
+            order="C",
+            multi_output=True,
+            y_numeric=True,
+            ensure_min_samples=2,
+        )
+        self._y_1d = y.ndim == 1
+        F = _aligned(y.reshape(len(y), -1))
+        X = _aligned(X)
+        model = _oose.fit_interpolator(
+            X,
+            F,
+            kernel=self.kernel,
+            epsilon=self.epsilon,
+            beta=_float_or_none(self.beta),
+            gamma=float(self.gamma),
+            coef0=float(self.coef0),
+            degree=self.degree,
+            regularization=float(self.regularization),
+            geometric_harmonics=_float_or_none(self.geometric_harmonics),
+            rank_tolerance=float(self.rank_tolerance),
+        )
+        self._fitted(model)
+        self.norms_squared_ = np.array(
+            [float(v) for v in self.info_["norm_h_squared"].split(",")]
+        )
+        return self
+
+    def _fitted(self, model):
+        super()._fitted(model)
+        if not hasattr(self, "_y_1d"):
+            self._y_1d = False
+
+    def predict(self, X, return_power_function=False):
+        """The interpolant at the rows of ``X``; with ``return_power_function=True`` also
+        P_X(z) per row (NaN for conditionally positive definite kernels)."""
+        values, diag = self._extend(X)
+        if self._y_1d:
+            values = values[:, 0]
+        if return_power_function:
+            return values, diag["power_function"]
+        return values
+
+    @classmethod
+    def preimage(cls, estimator, X, **params):
+        """An interpolator from ``estimator``'s training embedding back to its training
+        points ``X``: ``.predict(coordinates)`` maps embedding coordinates to the data
+        space (a pre-image), with the power function. ``thin_plate`` suits 2-D
+        embeddings."""
+        check_is_fitted(estimator, "model_")
+        X = np.asarray(X, dtype=np.float64)
+        kept = estimator.model_.kept()
+        return cls(**params).fit(estimator.embedding_, X[kept])

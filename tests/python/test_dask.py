@@ -1,0 +1,63 @@
+"""oose.dask.transform on a real two-process cluster equals the local transform."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import oose
+import oose.dask
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("dask.distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def test_dask_transform_equals_local_transform(client):
+    train = oose.datasets.swiss_roll(1500, noise=0.05, random_state=0)
+    est = oose.KernelPCA(n_components=3).fit(train)
+    z = oose.datasets.swiss_roll(20000, noise=0.05, random_state=1)
+    zd = da.from_array(z, chunks=(2000, 3))
+    out = oose.dask.transform(est, zd)
+    assert out.chunks[0] == zd.chunks[0]
+    y = out.compute()
+    np.testing.assert_array_equal(y, est.transform(z))
+    # Both workers took part.
+    assert len(client.scheduler_info()["workers"]) == 2
+
+    coords, diag = oose.dask.transform(est, zd, return_diagnostics=True)
+    import dask
+
+    c, r, e = dask.compute(coords, diag["residual"], diag["reconstruction_error"])
+    ref, ref_diag = est.transform(z, return_diagnostics=True)
+    np.testing.assert_array_equal(c, ref)
+    np.testing.assert_array_equal(r, ref_diag["residual"])
+    np.testing.assert_array_equal(e, ref_diag["reconstruction_error"])
+
+
+def test_the_model_enters_the_graph_once():
+    train = oose.datasets.swiss_roll(1500, random_state=0)
+    est = oose.Isomap(n_neighbors=10).fit(train)
+    zd = da.from_array(oose.datasets.swiss_roll(20000, random_state=1), chunks=(1000, 3))
+    out = oose.dask.transform(est, zd)
+    model_bytes = len(est.model_.to_bytes())
+    graph_bytes = len(pickle.dumps(dict(out.__dask_graph__())))
+    # 20 blocks; a copy of the model per block would make the graph ≥ 20× the model.
+    assert model_bytes < graph_bytes < 1.5 * model_bytes + len(pickle.dumps(zd.compute())) * 1.1
+
+
+def test_batch_coupled_extension_is_refused():
+    train = oose.datasets.s_curve(600, random_state=0)
+    est = oose.DiffusionMaps(n_neighbors=15, density="union").fit(train)
+    with pytest.raises(ValueError, match="union"):
+        oose.dask.transform(est, da.from_array(train, chunks=(100, 3)))
+    with pytest.raises(ValueError, match="features"):
+        oose.dask.transform(oose.DiffusionMaps(n_neighbors=15).fit(train),
+                            da.from_array(train[:, :2], chunks=(100, 2)))
