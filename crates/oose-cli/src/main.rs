@@ -517,8 +517,18 @@ pub fn load_model(path: &str) -> Result<Model, CliError> {
     Model::from_bytes(&bytes).map_err(|e| CliError::data(format!("{path}: {e}")))
 }
 
+/// A parameter error from the library, named by its command-line flag.
+fn flag_error(e: oose::Error) -> CliError {
+    match e {
+        oose::Error::InvalidParameter { name, reason } => {
+            CliError::usage(format!("--{}: {reason}", name.replace('_', "-")))
+        }
+        other => CliError::usage(other.to_string()),
+    }
+}
+
 fn parse_epsilon(s: &str) -> Result<Bandwidth, CliError> {
-    Bandwidth::from_name(s).map_err(|e| CliError::usage(e.to_string()))
+    Bandwidth::from_name(s).map_err(flag_error)
 }
 
 fn kernel_from(a: &FitArgs) -> Result<Kernel, CliError> {
@@ -528,8 +538,7 @@ fn kernel_from(a: &FitArgs) -> Result<Kernel, CliError> {
         .to_possible_value()
         .map(|v| v.get_name().to_string())
         .unwrap_or_default();
-    Kernel::from_name(&name, epsilon, a.beta, a.gamma, a.coef0, a.degree)
-        .map_err(|e| CliError::usage(e.to_string()))
+    Kernel::from_name(&name, epsilon, a.beta, a.gamma, a.coef0, a.degree).map_err(flag_error)
 }
 
 fn isolated_from(s: IsolatedName) -> oose::methods::diffusion_maps::OnIsolated {
@@ -552,8 +561,8 @@ fn diffusion_kernel(
         SparsityName::Dense => "dense",
         SparsityName::Threshold => "threshold",
     };
-    let sparsity = Sparsity::from_parts(sparsity_name, a.knn.unwrap_or(k), a.threshold)
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let sparsity =
+        Sparsity::from_parts(sparsity_name, a.knn.unwrap_or(k), a.threshold).map_err(flag_error)?;
     Ok(DiffusionKernel {
         epsilon,
         sparsity,

@@ -12,8 +12,8 @@ fn main() {
         eprintln!("usage: time_extend MODEL POINTS NCOLS REPEATS");
         std::process::exit(2);
     }
-    let model = Model::from_bytes(&std::fs::read(&args[1]).expect("model file"))
-        .expect("a model file");
+    let model =
+        Model::from_bytes(&std::fs::read(&args[1]).expect("model file")).expect("a model file");
     let raw = std::fs::read(&args[2]).expect("points file");
     let values: Vec<f64> = raw
         .chunks_exact(8)
