@@ -89,7 +89,7 @@ def test_interpolator_equals_cli(tmp_path, run):
     f = np.column_stack([np.sin(3 * x[:, 0]) * x[:, 1], np.cos(x.sum(1))])
     z = rng.uniform(-1, 1, (40, 2))
     np.save(tmp_path / "f.npy", f)
-    _, emb, header, ext = cli_fit_extend(
+    model, emb, header, ext = cli_fit_extend(
         run, tmp_path, ["interpolate", "--kernel", "thin_plate"], train=x, new=z,
         extra_fit=["--values", tmp_path / "f.npy"],
     )
@@ -98,6 +98,11 @@ def test_interpolator_equals_cli(tmp_path, run):
     np.testing.assert_array_equal(ext[:, :2], values)
     np.testing.assert_array_equal(emb, f)
     assert np.isnan(power).all()  # conditionally positive definite: no power function
+    # ||f_X||²_H per column, as `oose info` prints it for the CLI's model.
+    line = next(l for l in run("info", model).splitlines() if l.startswith("norm_h_squared:"))
+    cli_norms = [float(v) for v in line.split(": ", 1)[1].split(",")]
+    np.testing.assert_array_equal(est.norms_squared_, cli_norms)
+    assert est.norms_squared_.shape == (2,)
     # 1-D targets give 1-D predictions equal to the first column (to the round-off of
     # solving for one right-hand side instead of two).
     one = oose.KernelInterpolator(kernel="thin_plate").fit(x, f[:, 0])
@@ -154,15 +159,18 @@ def test_inputs_of_every_kind_give_the_same_result():
 
     est = oose.KernelPCA(n_components=2, epsilon=50.0).fit(TRAIN)
     ref = est.transform(NEW)
-    for z in [NEW.tolist(), np.asfortranarray(NEW), pd.DataFrame(NEW), NEW[:, :][::1].copy()]:
+    for z in [NEW.tolist(), np.asfortranarray(NEW), pd.DataFrame(NEW)]:
         np.testing.assert_array_equal(est.transform(z), ref)
     # float32 input is converted to float64 (the values change by the rounding of f32).
     y32 = est.transform(NEW.astype(np.float32))
     assert y32.dtype == np.float64
     np.testing.assert_allclose(y32, ref, rtol=0, atol=1e-4 * np.abs(ref).max())
-    # Strided views are copied to C order.
-    big = np.hstack([NEW, NEW])
-    np.testing.assert_array_equal(est.transform(big[:, ::2][:, :3] * 0 + NEW), ref)
+    # A strided (non-contiguous) view is copied to C order, not misread.
+    big = np.zeros((NEW.shape[0], 6))
+    big[:, ::2] = NEW
+    view = big[:, ::2]
+    assert not view.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(est.transform(view), ref)
 
 
 def test_rust_errors_arrive_as_value_error_with_the_cli_message(tmp_path, oose_bin):
@@ -217,7 +225,8 @@ def test_spectral_clustering_predict_agrees_with_labels():
     x = oose.datasets.three_d_clusters(300, random_state=2)
     est = oose.SpectralClustering(n_clusters=3, n_neighbors=10).fit(x)
     np.testing.assert_array_equal(est.predict(x), est.labels_)
-    assert sorted(np.bincount(est.labels_)) == sorted(np.bincount(est.fit_predict(x)))
+    # Three clusters of real size are found (not one cluster and two stray points).
+    assert np.bincount(est.labels_, minlength=3).min() > 50, np.bincount(est.labels_)
 
 
 def test_pipeline_and_grid_search():

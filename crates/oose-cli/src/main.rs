@@ -459,52 +459,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
             seed,
             output,
         } => {
-            if !(noise >= 0.0 && noise.is_finite()) {
-                return Err(CliError::usage(format!(
-                    "--noise must be finite and >= 0, got {noise}"
-                )));
-            }
-            use oose::datasets as ds;
-            let noiseless = |what: &str| {
-                if noise != 0.0 {
-                    Err(CliError::usage(format!("--noise does not apply to {what}")))
-                } else {
-                    Ok(())
-                }
-            };
-            let d = match name {
-                DatasetName::SwissRoll => ds::swiss_roll(n, noise, false, seed),
-                DatasetName::SCurve => ds::s_curve(n, noise, seed),
-                DatasetName::PunchedSphere => {
-                    noiseless("punched-sphere")?;
-                    ds::punched_sphere(n, 1.0)
-                }
-                DatasetName::ThreeDClusters => {
-                    noiseless("three-d-clusters (its spread is fixed at 0.5)")?;
-                    if n < 21 {
-                        return Err(CliError::usage(
-                            "--n must be at least 21 for three-d-clusters",
-                        ));
-                    }
-                    ds::three_d_clusters(n, 3, seed)
-                }
-                DatasetName::Helix => {
-                    noiseless("helix")?;
-                    ds::helix(n)
-                }
-                DatasetName::Trefoil => {
-                    noiseless("trefoil")?;
-                    ds::trefoil(n)
-                }
-                DatasetName::TwinPeaks => {
-                    noiseless("twin-peaks")?;
-                    ds::twin_peaks(n, seed)
-                }
-                DatasetName::CircleS1 => {
-                    noiseless("circle-s1")?;
-                    ds::circle_s1(n, seed)
-                }
-            };
+            let name = name
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default();
+            let d = oose::datasets::by_name(&name, n, noise, seed).map_err(flag_error)?;
             io::write_matrix(&output, d.points.as_ref())
         }
     }

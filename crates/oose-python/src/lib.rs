@@ -254,6 +254,14 @@ impl PyModel {
         }
     }
 
+    /// ||f_X||²_H per value column (interpolants only).
+    fn norms_squared(&self) -> Option<Vec<f64>> {
+        match &self.inner {
+            Model::Interpolate(m) => Some(m.norms_squared().to_vec()),
+            _ => None,
+        }
+    }
+
     /// Cluster labels of the training points (spectral clustering only).
     fn labels(&self) -> Option<Vec<usize>> {
         match &self.inner {
@@ -618,39 +626,7 @@ fn dataset<'py>(
     noise: f64,
     seed: u64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    use oose::datasets as ds;
-    if !(noise >= 0.0 && noise.is_finite()) {
-        return Err(PyValueError::new_err(format!(
-            "noise: must be finite and >= 0, got {noise}"
-        )));
-    }
-    let noisy = matches!(name, "swiss_roll" | "swiss_roll_hole" | "s_curve");
-    if noise != 0.0 && !noisy {
-        return Err(PyValueError::new_err(format!(
-            "noise: does not apply to {name}"
-        )));
-    }
-    let d = match name {
-        "swiss_roll" => ds::swiss_roll(n, noise, false, seed),
-        "swiss_roll_hole" => ds::swiss_roll(n, noise, true, seed),
-        "s_curve" => ds::s_curve(n, noise, seed),
-        "punched_sphere" => ds::punched_sphere(n, 1.0),
-        "three_d_clusters" if n >= 21 => ds::three_d_clusters(n, 3, seed),
-        "three_d_clusters" => {
-            return Err(PyValueError::new_err(
-                "n: three_d_clusters needs at least 21 points",
-            ))
-        }
-        "helix" => ds::helix(n),
-        "trefoil" => ds::trefoil(n),
-        "twin_peaks" => ds::twin_peaks(n, seed),
-        "circle_s1" => ds::circle_s1(n, seed),
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "name: unknown data set {name:?}"
-            )))
-        }
-    };
+    let d = oose::datasets::by_name(name, n, noise, seed).map_err(value_error)?;
     Ok(to_numpy(py, d.points.as_ref()))
 }
 

@@ -34,6 +34,28 @@ def _float_or_none(v):
     return None if v is None else float(v)
 
 
+class _KernelParams:
+    """Arguments of a kernel on points (SPEC §1), shared by KernelPCA and
+    KernelInterpolator."""
+
+    def _kernel_args(self):
+        return {
+            "kernel": self.kernel,
+            "epsilon": self.epsilon,
+            "beta": _float_or_none(self.beta),
+            "gamma": float(self.gamma),
+            "coef0": float(self.coef0),
+            "degree": self.degree,
+        }
+
+
+class _StrategyOption:
+    """Inner-product embeddings extend by ``strategy`` (projection or restricted)."""
+
+    def _extend_options(self):
+        return {"strategy": self.strategy}
+
+
 class _Embedding(OoseTransformerMixin, TransformerMixin, OoseEstimator):
     """An embedding method: ``fit``, ``transform``, ``fit_transform``."""
 
@@ -43,7 +65,7 @@ class _Embedding(OoseTransformerMixin, TransformerMixin, OoseEstimator):
         return tags
 
 
-class KernelPCA(_Embedding):
+class KernelPCA(_KernelParams, _StrategyOption, _Embedding):
     """Kernel PCA with Nyström extension and the residual kernel per new point
     (SPEC §3–4).
 
@@ -119,19 +141,11 @@ class KernelPCA(_Embedding):
         return _oose.fit_kernel_pca(
             X,
             n_components=self.n_components,
-            kernel=self.kernel,
-            epsilon=self.epsilon,
-            beta=_float_or_none(self.beta),
-            gamma=float(self.gamma),
-            coef0=float(self.coef0),
-            degree=self.degree,
+            **self._kernel_args(),
             centering=bool(self.centering),
             solver=self.solver,
             rank_tolerance=float(self.rank_tolerance),
         )
-
-    def _extend_options(self):
-        return {"strategy": self.strategy}
 
     def transform(self, X, return_diagnostics=False, kernel_diagonal=None):
         """See ``OoseTransformerMixin.transform``. For a precomputed kernel,
@@ -146,11 +160,11 @@ class KernelPCA(_Embedding):
                 f"kernel_diagonal: expected {X.shape[0]} values (one per row of X), "
                 f"got {diag.shape[0]}"
             )
-        coords, d = self.model_.extend(X, strategy=self.strategy, kernel_diagonal=diag)
+        coords, d = self.model_.extend(X, **self._extend_options(), kernel_diagonal=diag)
         return (coords, d) if return_diagnostics else coords
 
 
-class ClassicalMDS(_Embedding):
+class ClassicalMDS(_StrategyOption, _Embedding):
     """Classical (Torgerson–Gower) MDS with projection or restricted reconstruction of
     new objects (SPEC §5).
 
@@ -207,11 +221,8 @@ class ClassicalMDS(_Embedding):
             rank_tolerance=float(self.rank_tolerance),
         )
 
-    def _extend_options(self):
-        return {"strategy": self.strategy}
 
-
-class LandmarkMDS(_Embedding):
+class LandmarkMDS(_StrategyOption, _Embedding):
     """Landmark MDS (SPEC §6): classical MDS on n landmarks, every other point placed
     by projection; no N×N matrix is formed.
 
@@ -265,11 +276,8 @@ class LandmarkMDS(_Embedding):
             solver=self.solver,
         )
 
-    def _extend_options(self):
-        return {"strategy": self.strategy}
 
-
-class Isomap(_Embedding):
+class Isomap(_StrategyOption, _Embedding):
     """Isomap (SPEC §6): kNN graph, geodesics by Dijkstra, classical MDS; new points
     through their k nearest training points, then projection or restricted
     reconstruction.
@@ -322,9 +330,6 @@ class Isomap(_Embedding):
             largest_component=bool(self.largest_component),
             rank_tolerance=float(self.rank_tolerance),
         )
-
-    def _extend_options(self):
-        return {"strategy": self.strategy}
 
 
 class _DiffusionKernelParams:
@@ -488,7 +493,9 @@ class LaplacianEigenmaps(_DiffusionKernelParams, _Embedding):
         self.laplacian_eigenvalues_ = 1.0 - self.eigenvalues_
 
 
-class SpectralClustering(_DiffusionKernelParams, OoseTransformerMixin, ClusterMixin, OoseEstimator):
+class SpectralClustering(
+    _DiffusionKernelParams, OoseTransformerMixin, TransformerMixin, ClusterMixin, OoseEstimator
+):
     """Spectral clustering (Ng–Jordan–Weiss) whose clusters extend to new points
     (SPEC §7): ``predict`` extends a point and assigns it to the nearest centroid.
 
@@ -568,8 +575,7 @@ class SpectralClustering(_DiffusionKernelParams, OoseTransformerMixin, ClusterMi
         """Cluster of each row of ``X`` (extended, then the nearest centroid). NaN rows
         (``on_isolated="nan"``) get label −1."""
         coords, diag = self._extend(X)
-        c = diag.pop("cluster")
-        labels = np.where(np.isnan(c), -1, np.nan_to_num(c, nan=-1)).astype(np.intp)
+        labels = np.nan_to_num(diag.pop("cluster"), nan=-1).astype(np.intp)
         if return_diagnostics:
             diag["coordinates"] = coords
             return labels, diag
@@ -580,7 +586,7 @@ class SpectralClustering(_DiffusionKernelParams, OoseTransformerMixin, ClusterMi
         return self.fit(X, y).labels_
 
 
-class KernelInterpolator(RegressorMixin, OoseEstimator):
+class KernelInterpolator(_KernelParams, RegressorMixin, OoseEstimator):
     """Kernel interpolation (or regularised least squares) of any function known on
     the training points, with the power function P_X(z) of every prediction (SPEC §8):
     |f(z) − f_X(z)| ≤ P_X(z)·||f||_H.
@@ -664,24 +670,17 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         model = _oose.fit_interpolator(
             X,
             F,
-            kernel=self.kernel,
-            epsilon=self.epsilon,
-            beta=_float_or_none(self.beta),
-            gamma=float(self.gamma),
-            coef0=float(self.coef0),
-            degree=self.degree,
+            **self._kernel_args(),
             regularization=float(self.regularization),
             geometric_harmonics=_float_or_none(self.geometric_harmonics),
             rank_tolerance=float(self.rank_tolerance),
         )
         self._fitted(model)
-        self.norms_squared_ = np.array(
-            [float(v) for v in self.info_["norm_h_squared"].split(",")]
-        )
         return self
 
     def _fitted(self, model):
         super()._fitted(model)
+        self.norms_squared_ = np.asarray(model.norms_squared())
         if not hasattr(self, "_y_1d"):
             self._y_1d = False
 

@@ -5,6 +5,7 @@
 //! u, v ~ U[0, 1), ξ ~ N(0, I₃) from [`Rng`](crate::rng::Rng) seeded with `seed`;
 //! `noise` multiplies ξ.
 
+use crate::error::{Error, Result};
 use crate::rng::Rng;
 use faer::Mat;
 use std::f64::consts::PI;
@@ -237,6 +238,60 @@ pub fn split_indices(n: usize, holdout: f64, seed: u64) -> (Vec<usize>, Vec<usiz
 /// The rows `idx` of `x`, in that order.
 pub fn select_rows(x: faer::MatRef<'_, f64>, idx: &[usize]) -> Mat<f64> {
     Mat::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)])
+}
+
+/// The data sets by name, as the CLI (`oose dataset`, kebab case) and Python
+/// (`oose.datasets`, snake case) spell them: `swiss_roll`, `swiss_roll_hole`, `s_curve`,
+/// `punched_sphere`, `three_d_clusters`, `helix`, `trefoil`, `twin_peaks`, `circle_s1`.
+/// `noise` applies to the Swiss rolls and the S-curve only (the others are exact or have
+/// their spread fixed); a non-zero `noise` elsewhere is an error, not ignored.
+///
+/// ```
+/// let d = oose::datasets::by_name("s-curve", 50, 0.1, 3).unwrap();
+/// assert_eq!(d.points, oose::datasets::s_curve(50, 0.1, 3).points);
+/// assert!(oose::datasets::by_name("helix", 50, 0.1, 0).is_err());
+/// ```
+pub fn by_name(name: &str, n: usize, noise: f64, seed: u64) -> Result<Dataset> {
+    if !(noise >= 0.0 && noise.is_finite()) {
+        return Err(Error::param(
+            "noise",
+            format!("must be finite and >= 0, got {noise}"),
+        ));
+    }
+    let name = name.replace('-', "_");
+    let noisy = matches!(name.as_str(), "swiss_roll" | "swiss_roll_hole" | "s_curve");
+    if noise != 0.0 && !noisy {
+        return Err(Error::param(
+            "noise",
+            format!("does not apply to {name} (exact, or its spread is fixed)"),
+        ));
+    }
+    Ok(match name.as_str() {
+        "swiss_roll" => swiss_roll(n, noise, false, seed),
+        "swiss_roll_hole" => swiss_roll(n, noise, true, seed),
+        "s_curve" => s_curve(n, noise, seed),
+        "punched_sphere" => punched_sphere(n, 1.0),
+        "three_d_clusters" if n < 21 => {
+            return Err(Error::param(
+                "n",
+                format!("three_d_clusters needs at least 21 points, got {n}"),
+            ))
+        }
+        "three_d_clusters" => three_d_clusters(n, 3, seed),
+        "helix" => helix(n),
+        "trefoil" => trefoil(n),
+        "twin_peaks" => twin_peaks(n, seed),
+        "circle_s1" => circle_s1(n, seed),
+        _ => {
+            return Err(Error::param(
+                "name",
+                format!(
+                    "unknown data set {name:?} (swiss_roll, swiss_roll_hole, s_curve, \
+                     punched_sphere, three_d_clusters, helix, trefoil, twin_peaks, circle_s1)"
+                ),
+            ))
+        }
+    })
 }
 
 #[cfg(test)]
