@@ -95,8 +95,8 @@ fn lanczos_dims(k: usize) -> (usize, usize) {
     (min_dim, (2 * min_dim).max(k + 32))
 }
 
-/// The `k` algebraically largest eigenpairs of the symmetric matrix `a` (only its lower
-/// triangle is read by the dense solver; Lanczos uses the whole matrix).
+/// The `k` algebraically largest eigenpairs of the symmetric matrix `a` (both solvers
+/// read only its lower triangle).
 ///
 /// Lanczos finds the eigenvalues of largest magnitude; when one of those is negative
 /// (an indefinite matrix) they need not be the largest algebraically, so the dense
@@ -236,7 +236,166 @@ fn dense(a: MatRef<'_, f64>, k: usize) -> Result<Eigen> {
 fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Result<Eigen, String>> {
     // faer's tolerance is absolute on the Ritz residual ||A v − θ v||; ||A||_F bounds
     // every eigenvalue.
-    lanczos_operator(&a, k, a.norm_l2(), 0.0, lanczos_dims(k))
+    let norm = a.norm_l2();
+    match LowerSymmetric::new(a) {
+        Some(op) => lanczos_operator(&op, k, norm, 0.0, lanczos_dims(k)),
+        None => lanczos_operator(&a, k, norm, 0.0, lanczos_dims(k)),
+    }
+}
+
+/// A symmetric matrix stored whole (column-major) as an operator that reads only its
+/// lower triangle: each column j gives y_j += A[j.., j]ᵀ x[j..] and
+/// y[j+1..] += A[j+1.., j] x_j in one sweep, so a product streams half the memory of
+/// a full one. Lanczos is memory-bound (faer takes at least 64 products), so this
+/// halves its cost, and it reads the same triangle as the dense solver.
+///
+/// The columns are cut into a fixed number of blocks of equal triangle area whatever
+/// the number of threads, and the blocks' partial sums are added in block order: the
+/// product is bitwise the same on every machine.
+#[derive(Debug)]
+struct LowerSymmetric<'a> {
+    a: MatRef<'a, f64>,
+    /// Column block boundaries (first column of each block, then n).
+    bounds: Vec<usize>,
+}
+
+impl<'a> LowerSymmetric<'a> {
+    const BLOCKS: usize = 16;
+
+    /// `None` when the columns of `a` are not contiguous.
+    fn new(a: MatRef<'a, f64>) -> Option<Self> {
+        let n = a.nrows();
+        if (0..n).any(|j| a.col(j).try_as_col_major().is_none()) {
+            return None;
+        }
+        // Column j holds n − j entries of the triangle; cut where the running count
+        // passes b/BLOCKS of the total.
+        let total = (n * (n + 1) / 2) as f64;
+        let mut bounds = vec![0];
+        let mut seen = 0usize;
+        for j in 0..n {
+            seen += n - j;
+            let next = bounds.len() as f64 * total / Self::BLOCKS as f64;
+            if seen as f64 >= next && j + 1 < n {
+                bounds.push(j + 1);
+            }
+        }
+        bounds.push(n);
+        Some(LowerSymmetric { a, bounds })
+    }
+
+    /// y += the part of A x that the columns j in `cols` of the lower triangle give.
+    fn block(&self, cols: std::ops::Range<usize>, x: &[f64], y: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (just checked), all the wrapper enables.
+            unsafe { lower_columns_avx2(self, cols, x, y) };
+            return;
+        }
+        lower_columns(self, cols, x, y);
+    }
+
+    fn column(&self, j: usize) -> &'a [f64] {
+        self.a
+            .col(j)
+            .try_as_col_major()
+            .expect("contiguous columns (checked in new)")
+            .as_slice()
+    }
+
+    fn product(&self, mut out: MatMut<'_, f64>, rhs: MatRef<'_, f64>) {
+        use rayon::prelude::*;
+        let n = self.a.nrows();
+        for c in 0..rhs.ncols() {
+            let x: Vec<f64> = rhs.col(c).iter().copied().collect();
+            let parts: Vec<Vec<f64>> = self
+                .bounds
+                .par_windows(2)
+                .map(|w| {
+                    let mut y = vec![0.0; n];
+                    self.block(w[0]..w[1], &x, &mut y);
+                    y
+                })
+                .collect();
+            let mut col = out.as_mut().col_mut(c);
+            for i in 0..n {
+                col[i] = parts.iter().fold(0.0, |s, p| s + p[i]);
+            }
+        }
+    }
+}
+
+/// [`lower_columns`] compiled for AVX2 (4-wide vectors; no FMA, so every product and
+/// sum is rounded exactly as in the portable build).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn lower_columns_avx2(
+    op: &LowerSymmetric<'_>,
+    cols: std::ops::Range<usize>,
+    x: &[f64],
+    y: &mut [f64],
+) {
+    lower_columns(op, cols, x, y)
+}
+
+/// For each column j: y_j += A[j.., j]ᵀ x[j..] and y[j+1..] += A[j+1.., j] x_j, in one
+/// sweep over the column, with 8 interleaved partial sums for the dot product.
+#[inline(always)]
+fn lower_columns(op: &LowerSymmetric<'_>, cols: std::ops::Range<usize>, x: &[f64], y: &mut [f64]) {
+    const L: usize = 8;
+    for j in cols {
+        let col = &op.column(j)[j..];
+        let xj = x[j];
+        let rest = &col[1..];
+        let (xs, ys) = (&x[j + 1..], &mut y[j + 1..]);
+        let whole = rest.len() / L * L;
+        let mut acc = [0.0f64; L];
+        for ((c, xv), yv) in rest[..whole]
+            .chunks_exact(L)
+            .zip(xs[..whole].chunks_exact(L))
+            .zip(ys[..whole].chunks_exact_mut(L))
+        {
+            for l in 0..L {
+                acc[l] += c[l] * xv[l];
+                yv[l] += c[l] * xj;
+            }
+        }
+        let mut dot =
+            ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+        for i in whole..rest.len() {
+            dot += rest[i] * xs[i];
+            ys[i] += rest[i] * xj;
+        }
+        y[j] += col[0] * xj + dot;
+    }
+}
+
+impl LinOp<f64> for LowerSymmetric<'_> {
+    fn apply_scratch(&self, _rhs_ncols: usize, _par: Par) -> faer::dyn_stack::StackReq {
+        faer::dyn_stack::StackReq::EMPTY
+    }
+
+    fn nrows(&self) -> usize {
+        self.a.nrows()
+    }
+
+    fn ncols(&self) -> usize {
+        self.a.nrows()
+    }
+
+    fn apply(&self, out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, _par: Par, _stack: &mut MemStack) {
+        self.product(out, rhs);
+    }
+
+    fn conj_apply(
+        &self,
+        out: MatMut<'_, f64>,
+        rhs: MatRef<'_, f64>,
+        _par: Par,
+        _stack: &mut MemStack,
+    ) {
+        self.product(out, rhs);
+    }
 }
 
 /// The `k` largest eigenpairs of the operator `op` − `shift`·I by restarted Lanczos,
@@ -597,6 +756,39 @@ mod tests {
                 .sum();
             assert!((dot - 1.0).abs() < 1e-8, "column {j}: {dot}");
         }
+    }
+
+    #[test]
+    fn lower_triangle_product_equals_the_full_product() {
+        // Sizes below, at and above the block count, and not multiples of the 8 lanes.
+        for n in [1, 2, 7, 16, 17, 101] {
+            let a = random_psd(n, n.min(9), 10 + n as u64);
+            let mut r = Rng::new(n as u64);
+            let x = Mat::from_fn(n, 2, |_, _| r.normal());
+            let op = LowerSymmetric::new(a.as_ref()).unwrap();
+            let mut y = Mat::<f64>::zeros(n, 2);
+            op.product(y.as_mut(), x.as_ref());
+            let full = &a * &x;
+            let err = (&y - &full).norm_max();
+            assert!(err <= 1e-12 * full.norm_max().max(1.0), "n = {n}: {err}");
+            // The upper triangle is never read.
+            let mut lower = a.clone();
+            for j in 0..n {
+                for i in 0..j {
+                    lower[(i, j)] = f64::NAN;
+                }
+            }
+            let mut z = Mat::<f64>::zeros(n, 2);
+            LowerSymmetric::new(lower.as_ref())
+                .unwrap()
+                .product(z.as_mut(), x.as_ref());
+            assert_eq!(z, y, "n = {n}");
+        }
+        // A block of a larger matrix has contiguous columns; a transposed view does not,
+        // and is refused (Lanczos then uses faer's product).
+        let a = random_psd(12, 12, 2);
+        assert!(LowerSymmetric::new(a.as_ref().submatrix(1, 1, 6, 6)).is_some());
+        assert!(LowerSymmetric::new(a.as_ref().submatrix(1, 1, 6, 6).transpose()).is_none());
     }
 
     #[test]

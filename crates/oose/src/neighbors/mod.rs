@@ -208,9 +208,10 @@ impl Graph {
     ///
     /// Sources run in breadth-first order, so a source's neighbours are mostly finished
     /// before it. When Dijkstra from s settles a vertex v whose own row is finished, it
-    /// relaxes every vertex at once with d(s, v) + d(v, ·) (a vectorised pass) and marks
-    /// the vertices it improved as covered: every path through v or through a covered
-    /// vertex is already accounted for, so they are never expanded. Only the
+    /// relaxes every vertex at once with d(s, v) + d(v, ·) (a vectorised pass) and does
+    /// not expand v: every path through v is accounted for. A vertex w so improved is
+    /// not pushed on the heap either (a path through w continues a path through v), so
+    /// it is expanded only if an edge later gives it a still shorter distance. Only the
     /// neighbourhood of s that no finished row covers is searched edge by edge. The
     /// result is exact (each entry is the length of a path, and no shorter path is
     /// missed); it can differ from plain Dijkstra ([`Graph::all_shortest_paths_plain`])
@@ -233,14 +234,8 @@ impl Graph {
         while start < n {
             let wave = &order[start..(start + size).min(n)];
             wave.par_iter().for_each_init(
-                || {
-                    (
-                        BinaryHeap::<Item>::with_capacity(n),
-                        vec![f64::INFINITY; n],
-                        vec![false; n],
-                    )
-                },
-                |(heap, dist, covered), &s| self.dijkstra_reusing(s, dist, covered, heap, &shared),
+                || (BinaryHeap::<Item>::with_capacity(n), vec![f64::INFINITY; n]),
+                |(heap, dist), &s| self.dijkstra_reusing(s, dist, heap, &shared),
             );
             for &s in wave {
                 shared.publish(s);
@@ -293,28 +288,25 @@ impl Graph {
         &self,
         s: usize,
         dist: &mut [f64],
-        covered: &mut [bool],
         heap: &mut BinaryHeap<Item>,
         rows: &SharedRows,
     ) {
         dist.fill(f64::INFINITY);
-        covered.fill(false);
         heap.clear();
         dist[s] = 0.0;
         heap.push(Item::new(0.0, s));
         while let Some(item) = heap.pop() {
             let (d, v) = item.get();
-            if d > dist[v] || covered[v] {
+            // Stale entries, and vertices improved through a finished row since they
+            // were pushed (those lowered their distance without a push).
+            if d > dist[v] {
                 continue;
             }
             if v != s {
                 if let Some(row) = rows.finished(v) {
-                    for ((dw, cw), &r) in dist.iter_mut().zip(covered.iter_mut()).zip(row) {
+                    for (dw, &r) in dist.iter_mut().zip(row) {
                         let nd = d + r;
-                        if nd < *dw {
-                            *dw = nd;
-                            *cw = true;
-                        }
+                        *dw = if nd < *dw { nd } else { *dw };
                     }
                     continue;
                 }
@@ -324,7 +316,6 @@ impl Graph {
                 let nd = d + wt;
                 if nd < dist[w] {
                     dist[w] = nd;
-                    covered[w] = false;
                     heap.push(Item::new(nd, w));
                 }
             }
