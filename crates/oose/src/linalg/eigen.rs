@@ -286,13 +286,10 @@ impl<'a> LowerSymmetric<'a> {
 
     /// y += the part of A x that the columns j in `cols` of the lower triangle give.
     fn block(&self, cols: std::ops::Range<usize>, x: &[f64], y: &mut [f64]) {
-        #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (just checked), all the wrapper enables.
-            unsafe { lower_columns_avx2(self, cols, x, y) };
-            return;
-        }
-        lower_columns(self, cols, x, y);
+        crate::linalg::simd::vectorized(
+            #[inline(always)]
+            || lower_columns(self, cols, x, y),
+        );
     }
 
     fn column(&self, j: usize) -> &'a [f64] {
@@ -323,19 +320,6 @@ impl<'a> LowerSymmetric<'a> {
             }
         }
     }
-}
-
-/// [`lower_columns`] compiled for AVX2 (4-wide vectors; no FMA, so every product and
-/// sum is rounded exactly as in the portable build).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn lower_columns_avx2(
-    op: &LowerSymmetric<'_>,
-    cols: std::ops::Range<usize>,
-    x: &[f64],
-    y: &mut [f64],
-) {
-    lower_columns(op, cols, x, y)
 }
 
 /// For each column j: y_j += A[j.., j]ᵀ x[j..] and y[j+1..] += A[j+1.., j] x_j, in one

@@ -5,4 +5,5 @@ pub mod center;
 pub mod eigen;
 pub mod pivoted_cholesky;
 pub mod procrustes;
+pub(crate) mod simd;
 pub mod sparse;

@@ -125,6 +125,34 @@ impl Isomap {
     }
 }
 
+/// out_i = min over (column c, offset d) in `through` of d + c_i (+∞ when `through` is
+/// empty). Lanes of 16 outputs (four independent chains of 4-wide minima) are kept in
+/// registers across all the columns, so `out` is written once; `if v < m` is `minpd`,
+/// with no masked stores.
+#[inline(always)]
+fn min_plus(out: &mut [f64], through: &[(&[f64], f64)]) {
+    const L: usize = 16;
+    let n = out.len();
+    let whole = n / L * L;
+    for (i0, chunk) in (0..whole).step_by(L).zip(out.chunks_exact_mut(L)) {
+        let mut m = [f64::INFINITY; L];
+        for &(c, d) in through {
+            let c = &c[i0..i0 + L];
+            for l in 0..L {
+                let v = d + c[l];
+                m[l] = if v < m[l] { v } else { m[l] };
+            }
+        }
+        chunk.copy_from_slice(&m);
+    }
+    for i in whole..n {
+        out[i] = through
+            .iter()
+            .map(|&(c, d)| d + c[i])
+            .fold(f64::INFINITY, |m, v| if v < m { v } else { m });
+    }
+}
+
 /// Averages the Dijkstra output with its transpose in place (Dijkstra from i and from j
 /// may round d(i, j) differently), so that it reads the same row- or column-major.
 /// Tiled so that the transposed accesses stay in cache.
@@ -236,27 +264,39 @@ impl FittedIsomap {
         // consecutive values — one cache line instead of B scattered writes.
         const B: usize = 8;
         let mut best = vec![f64::INFINITY; B * n];
-        for r0 in (0..m).step_by(B) {
-            let bs = B.min(m - r0);
-            for rr in 0..bs {
-                let row = &mut best[rr * n..(rr + 1) * n];
-                row.iter_mut().for_each(|b| *b = f64::INFINITY);
-                for (&j, &dj) in idx[r0 + rr].iter().zip(&dist[r0 + rr]) {
-                    // Column j of the symmetric geodesic matrix = d_G(x_j, ·), contiguous.
-                    for (b, &gij) in row.iter_mut().zip(g.col(j).iter()) {
-                        let v = dj + gij;
-                        *b = if v < *b { v } else { *b };
+        // Column j of the symmetric geodesic matrix = d_G(x_j, ·), contiguous.
+        let column = |j: usize| -> &[f64] {
+            g.col(j)
+                .try_as_col_major()
+                .expect("stored matrices are column-major")
+                .as_slice()
+        };
+        let mut through: Vec<(&[f64], f64)> = Vec::new();
+        crate::linalg::simd::vectorized(
+            #[inline(always)]
+            || {
+                for r0 in (0..m).step_by(B) {
+                    let bs = B.min(m - r0);
+                    for rr in 0..bs {
+                        through.clear();
+                        through.extend(
+                            idx[r0 + rr]
+                                .iter()
+                                .zip(&dist[r0 + rr])
+                                .map(|(&j, &dj)| (column(j), dj)),
+                        );
+                        min_plus(&mut best[rr * n..(rr + 1) * n], &through);
+                    }
+                    for i in 0..n {
+                        let col = rows.col_as_slice_mut(i);
+                        for rr in 0..bs {
+                            let b = best[rr * n + i];
+                            col[r0 + rr] = -0.5 * b * b;
+                        }
                     }
                 }
-            }
-            for i in 0..n {
-                let col = rows.col_as_slice_mut(i);
-                for rr in 0..bs {
-                    let b = best[rr * n + i];
-                    col[r0 + rr] = -0.5 * b * b;
-                }
-            }
-        }
+            },
+        );
         rows
     }
 
@@ -321,5 +361,42 @@ impl OutOfSample for FittedIsomap {
 
     fn input_width(&self) -> usize {
         self.x.ncols()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    #[test]
+    fn min_plus_is_the_minimum_over_the_columns() {
+        let mut r = Rng::new(5);
+        // Lengths around the 16-wide lanes, with and without a tail.
+        for n in [0, 1, 15, 16, 17, 40] {
+            let cols: Vec<Vec<f64>> = (0..3)
+                .map(|_| (0..n).map(|_| r.normal().abs()).collect())
+                .collect();
+            let offsets = [0.5, 0.0, 2.0];
+            let through: Vec<(&[f64], f64)> = cols
+                .iter()
+                .zip(offsets)
+                .map(|(c, d)| (c.as_slice(), d))
+                .collect();
+            let mut out = vec![f64::NAN; n];
+            crate::linalg::simd::vectorized(
+                #[inline(always)]
+                || min_plus(&mut out, &through),
+            );
+            for i in 0..n {
+                let want = (0..3)
+                    .map(|c| offsets[c] + cols[c][i])
+                    .fold(f64::INFINITY, f64::min);
+                assert_eq!(out[i], want, "n = {n}, i = {i}");
+            }
+            let mut none = vec![0.0; n];
+            min_plus(&mut none, &[]);
+            assert!(none.iter().all(|v| *v == f64::INFINITY));
+        }
     }
 }
