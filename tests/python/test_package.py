@@ -173,6 +173,43 @@ def test_inputs_of_every_kind_give_the_same_result():
     np.testing.assert_array_equal(est.transform(view), ref)
 
 
+def test_ready_arrays_skip_validation_and_nothing_else_does(monkeypatch):
+    import warnings
+
+    import pandas as pd
+    import oose._base as base
+
+    est = oose.KernelPCA(n_components=2, epsilon=50.0).fit(TRAIN)
+    ref = est.transform(NEW)
+    calls = []
+    full = base.validate_data
+    monkeypatch.setattr(base, "validate_data", lambda *a, **k: calls.append(1) or full(*a, **k))
+    # A finite, aligned, C-contiguous float64 array of the fitted width goes straight in.
+    np.testing.assert_array_equal(est.transform(NEW), ref)
+    assert calls == []
+    # Everything else is validated by scikit-learn, with its messages.
+    for z in [NEW.tolist(), NEW.astype(np.float32), np.asfortranarray(NEW), NEW[:, :2]]:
+        calls.clear()
+        try:
+            est.transform(z)
+        except ValueError as e:
+            assert "features" in str(e)  # the wrong width, as scikit-learn words it
+        assert calls == [1]
+    bad = NEW.copy()
+    bad[3, 1] = np.nan
+    calls.clear()
+    with pytest.raises(ValueError, match="NaN"):
+        est.transform(bad)
+    assert calls == [1]
+    # Fitted on a DataFrame: a bare array still gets scikit-learn's feature-name warning.
+    named = oose.KernelPCA(n_components=2, epsilon=50.0).fit(
+        pd.DataFrame(TRAIN, columns=["a", "b", "c"]))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        named.transform(NEW)
+    assert any("feature names" in str(x.message) for x in w)
+
+
 def test_rust_errors_arrive_as_value_error_with_the_cli_message(tmp_path, oose_bin):
     import subprocess
 

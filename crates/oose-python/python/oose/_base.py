@@ -67,6 +67,8 @@ class OoseEstimator(BaseEstimator):
         return tags
 
     def _validate(self, X, *, reset: bool):
+        if not reset and self._ready(X):
+            return X
         X = validate_data(
             self,
             X,
@@ -78,6 +80,24 @@ class OoseEstimator(BaseEstimator):
         # Arrays rebuilt from network frames (Dask workers) can be C-contiguous but
         # unaligned; Rust reads aligned f64 only.
         return _aligned(X)
+
+    def _ready(self, X) -> bool:
+        """True for new points that ``validate_data`` would hand back unchanged: a
+        finite, aligned, C-contiguous float64 ndarray of the fitted width, for an
+        estimator fitted without feature names. They skip its checks (a third of a
+        millisecond, as much as extending a few hundred points); anything else takes
+        the full path and its messages."""
+        return (
+            type(X) is np.ndarray
+            and X.dtype == np.float64
+            and X.ndim == 2
+            and X.shape[0] >= 1
+            and X.shape[1] == getattr(self, "n_features_in_", -1)
+            and X.flags.c_contiguous
+            and X.flags.aligned
+            and not hasattr(self, "feature_names_in_")
+            and bool(np.isfinite(X).all())
+        )
 
     def _fitted(self, model) -> None:
         """Sets the fitted attributes from the Rust model."""
