@@ -354,33 +354,9 @@ fn lower_columns(op: &LowerSymmetric<'_>, cols: std::ops::Range<usize>, x: &[f64
     }
 }
 
-impl LinOp<f64> for LowerSymmetric<'_> {
-    fn apply_scratch(&self, _rhs_ncols: usize, _par: Par) -> faer::dyn_stack::StackReq {
-        faer::dyn_stack::StackReq::EMPTY
-    }
-
-    fn nrows(&self) -> usize {
-        self.a.nrows()
-    }
-
-    fn ncols(&self) -> usize {
-        self.a.nrows()
-    }
-
-    fn apply(&self, out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, _par: Par, _stack: &mut MemStack) {
-        self.product(out, rhs);
-    }
-
-    fn conj_apply(
-        &self,
-        out: MatMut<'_, f64>,
-        rhs: MatRef<'_, f64>,
-        _par: Par,
-        _stack: &mut MemStack,
-    ) {
-        self.product(out, rhs);
-    }
-}
+symmetric_lin_op!(LowerSymmetric<'_>,
+    n: |op| op.a.nrows(),
+    product: |op, out, rhs| op.product(out, rhs));
 
 /// The `k` largest eigenpairs of the operator `op` − `shift`·I by restarted Lanczos,
 /// where `op` is positive semidefinite (or its eigenvalues of largest magnitude are the

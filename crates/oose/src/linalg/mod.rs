@@ -1,6 +1,54 @@
 //! Linear algebra shared by the methods: the eigensolver with the sign rule (SPEC §3),
 //! pivoted Cholesky for the residual kernel (SPEC §4), centring, Procrustes (SPEC §9).
 
+/// `impl LinOp<f64>` for a symmetric operator (it is its own conjugate transpose, so
+/// `apply` and `conj_apply` are both the product) of dimension `$n`, given by
+/// `$product(self, out, rhs)`: the shape faer's Lanczos takes.
+macro_rules! symmetric_lin_op {
+    ($ty:ty, n: |$s:ident| $n:expr, product: |$sp:ident, $out:ident, $rhs:ident| $product:expr) => {
+        impl faer::matrix_free::LinOp<f64> for $ty {
+            fn apply_scratch(
+                &self,
+                _rhs_ncols: usize,
+                _par: faer::Par,
+            ) -> faer::dyn_stack::StackReq {
+                faer::dyn_stack::StackReq::EMPTY
+            }
+
+            fn nrows(&self) -> usize {
+                let $s = self;
+                $n
+            }
+
+            fn ncols(&self) -> usize {
+                let $s = self;
+                $n
+            }
+
+            fn apply(
+                &self,
+                $out: faer::MatMut<'_, f64>,
+                $rhs: faer::MatRef<'_, f64>,
+                _par: faer::Par,
+                _stack: &mut faer::dyn_stack::MemStack,
+            ) {
+                let $sp = self;
+                $product
+            }
+
+            fn conj_apply(
+                &self,
+                out: faer::MatMut<'_, f64>,
+                rhs: faer::MatRef<'_, f64>,
+                par: faer::Par,
+                stack: &mut faer::dyn_stack::MemStack,
+            ) {
+                faer::matrix_free::LinOp::apply(self, out, rhs, par, stack)
+            }
+        }
+    };
+}
+
 pub mod center;
 pub mod eigen;
 pub mod pivoted_cholesky;

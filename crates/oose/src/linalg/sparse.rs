@@ -2,9 +2,7 @@
 //! column indices sorted within each row), its parallel product with dense blocks,
 //! and the shifted operator A + σI that the Lanczos eigensolver sees.
 
-use faer::dyn_stack::{MemStack, StackReq};
-use faer::matrix_free::LinOp;
-use faer::{Mat, MatMut, MatRef, Par};
+use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
 
 /// Sparse symmetric n×n matrix, CSR with both triangles.
@@ -205,35 +203,9 @@ pub struct Shifted<'a> {
     pub deflate: Option<&'a [f64]>,
 }
 
-impl LinOp<f64> for Shifted<'_> {
-    fn apply_scratch(&self, _rhs_ncols: usize, _par: Par) -> StackReq {
-        StackReq::EMPTY
-    }
-
-    fn nrows(&self) -> usize {
-        self.matrix.n()
-    }
-
-    fn ncols(&self) -> usize {
-        self.matrix.n()
-    }
-
-    fn apply(&self, out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, _par: Par, _stack: &mut MemStack) {
-        self.matrix
-            .apply_shifted(out, rhs, self.shift, self.deflate);
-    }
-
-    fn conj_apply(
-        &self,
-        out: MatMut<'_, f64>,
-        rhs: MatRef<'_, f64>,
-        _par: Par,
-        _stack: &mut MemStack,
-    ) {
-        self.matrix
-            .apply_shifted(out, rhs, self.shift, self.deflate);
-    }
-}
+symmetric_lin_op!(Shifted<'_>,
+    n: |op| op.matrix.n(),
+    product: |op, out, rhs| op.matrix.apply_shifted(out, rhs, op.shift, op.deflate));
 
 #[cfg(test)]
 mod tests {
