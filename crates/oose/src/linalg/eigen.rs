@@ -493,13 +493,15 @@ pub const SHIFT_INVERT_MAX_FILL: usize = 60;
 /// precision. `None` when the factor would fill more than [`SHIFT_INVERT_MAX_FILL`]
 /// times nnz(A), or the factorisation or Lanczos fail: the caller falls back.
 pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Option<Eigen> {
-    use faer::linalg::solvers::Solve;
-    use faer::sparse::linalg::cholesky::factorize_symbolic_cholesky;
-    use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
-    use faer::sparse::{SparseColMat, Triplet};
+    use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef};
+    use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
     let n = a.n();
-    // (1 + σ)I − A, lower triangle, in CSC (A is symmetric: row i's entries j ≤ i).
-    let mut trip = Vec::with_capacity(a.nnz() / 2 + n);
+    // (1 + σ)I − A, upper triangle in CSC: column i holds row i's entries j < i of the
+    // symmetric A (sorted) and then the diagonal, so no sort or triplet pass is needed.
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    let mut row_idx = Vec::with_capacity(a.nnz() / 2 + n);
+    let mut values = Vec::with_capacity(a.nnz() / 2 + n);
+    col_ptr.push(0usize);
     for i in 0..n {
         let (cols, vals) = a.row(i);
         let mut diag = 1.0 + sigma;
@@ -508,16 +510,20 @@ pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Opti
             if j == i {
                 diag -= v;
             } else if j < i {
-                trip.push(Triplet::new(i, j, -v));
+                row_idx.push(j);
+                values.push(-v);
             }
         }
-        trip.push(Triplet::new(i, i, diag));
+        row_idx.push(i);
+        values.push(diag);
+        col_ptr.push(row_idx.len());
     }
-    let m = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &trip).ok()?;
-    drop(trip);
+    let structure = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
+    let m = SparseColMatRef::new(structure, &values);
+    // One symbolic analysis (AMD ordering), used both to bound the fill and to factor.
     let sym = factorize_symbolic_cholesky(
-        m.symbolic(),
-        Side::Lower,
+        structure,
+        Side::Upper,
         Default::default(),
         Default::default(),
     )
@@ -525,23 +531,40 @@ pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Opti
     if sym.len_val() > SHIFT_INVERT_MAX_FILL * a.nnz().max(n) {
         return None;
     }
-    drop(sym);
-    let llt = Llt::try_new_with_symbolic(
-        SymbolicLlt::try_new(m.symbolic(), Side::Lower).ok()?,
-        m.as_ref(),
-        Side::Lower,
-    )
-    .ok()?;
-    drop(m);
+    let par = Par::rayon(0);
+    let mut l_values = vec![0.0f64; sym.len_val()];
+    let llt = {
+        let mut mem =
+            MemBuffer::try_new(sym.factorize_numeric_llt_scratch::<f64>(par, Default::default()))
+                .ok()?;
+        sym.factorize_numeric_llt(
+            &mut l_values,
+            m,
+            Side::Upper,
+            Default::default(),
+            par,
+            MemStack::new(&mut mem),
+            Default::default(),
+        )
+        .ok()?;
+        LltRef::new(&sym, &l_values)
+    };
+    drop((col_ptr, row_idx, values));
+    let mut solve_mem = MemBuffer::try_new(sym.solve_in_place_scratch::<f64>(1, par)).ok()?;
     let solve = |x: &mut [f64]| {
         let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
         x.iter_mut().zip(top).for_each(|(xi, ti)| *xi -= dot * ti);
-        llt.solve_in_place(MatMut::from_column_major_slice_mut(x, n, 1));
+        llt.solve_in_place_with_conj(
+            faer::Conj::No,
+            MatMut::from_column_major_slice_mut(x, n, 1),
+            par,
+            MemStack::new(&mut solve_mem),
+        );
         let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
         x.iter_mut().zip(top).for_each(|(xi, ti)| *xi -= dot * ti);
     };
     let ritz = lanczos_full(solve, n, k, 1e-14, 120.min(n - 1))?;
-    drop(llt);
+    drop(l_values);
     // Rayleigh–Ritz with A on the span of the Ritz vectors.
     let v = ritz;
     let mut av = Mat::<f64>::zeros(n, k);
@@ -594,7 +617,7 @@ fn lanczos_full(
         }
         let bj = norm(&w);
         let m = j + 1;
-        if m >= k && (m % 4 == 0 || bj == 0.0 || m == max_steps) {
+        if m >= k {
             let t = Mat::from_fn(m, m, |r, c| {
                 if r == c {
                     alpha[r]
