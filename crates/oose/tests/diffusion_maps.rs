@@ -667,3 +667,68 @@ fn residual_on_request_for_sparse_kernels() {
         f.residual[0]
     );
 }
+
+/// The kNN extension is sample-wise to the bit: a new point's row does not depend on
+/// the other rows of the batch or their order (rows are grouped by locality inside),
+/// and an isolated row is reported by its input index, the first in input order.
+#[test]
+fn knn_extension_is_sample_wise_and_reports_the_first_isolated_row() {
+    let x = datasets::s_curve(1500, 0.0, 21).points;
+    let mut z = datasets::s_curve(700, 0.0, 22).points;
+    for r in [611, 95] {
+        z[(r, 0)] = 100.0;
+    }
+    let m = DiffusionMaps {
+        kernel: DiffusionKernel {
+            epsilon: Epsilon::Value(0.05),
+            sparsity: Sparsity::Knn(15),
+            alpha: 0.5,
+        },
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let e = m.extend(z.as_ref()).unwrap_err();
+    assert!(matches!(e, Error::Isolated { row: 95, .. }), "{e}");
+    let nan = |z: faer::MatRef<'_, f64>| {
+        m.extend_with(z, Density::Training, OnIsolated::Nan)
+            .unwrap()
+    };
+    let all = nan(z.as_ref());
+    let flag = |e: &oose::extend::Extension| {
+        e.extra
+            .iter()
+            .find(|c| c.name == "isolated")
+            .unwrap()
+            .values
+            .clone()
+    };
+    let flagged: Vec<usize> = (0..700).filter(|&r| flag(&all)[r] != 0.0).collect();
+    assert_eq!(flagged, vec![95, 611]);
+    let same_row =
+        |a: &oose::extend::Extension, i: usize, b: &oose::extend::Extension, j: usize| {
+            (0..a.coordinates.ncols())
+                .all(|c| a.coordinates[(i, c)].to_bits() == b.coordinates[(j, c)].to_bits())
+                && a.reconstruction_error[i].to_bits() == b.reconstruction_error[j].to_bits()
+                && a.extra
+                    .iter()
+                    .zip(&b.extra)
+                    .all(|(u, v)| u.values[i].to_bits() == v.values[j].to_bits())
+        };
+    let rev = Mat::from_fn(700, 3, |r, c| z[(699 - r, c)]);
+    let back = nan(rev.as_ref());
+    assert!(
+        (0..700).all(|r| same_row(&all, r, &back, 699 - r)),
+        "reversed batch"
+    );
+    for (start, len) in [(0, 1), (37, 20), (300, 400)] {
+        let part = nan(z.as_ref().subrows(start, len));
+        assert!(
+            (0..len).all(|r| same_row(&all, start + r, &part, r)),
+            "rows {start}..+{len}"
+        );
+    }
+    // And the embedding of the training points is reproduced.
+    let tr = m.extend(x.as_ref()).unwrap();
+    assert!(max_diff(tr.coordinates.as_ref(), m.embedding()) < 1e-10);
+}

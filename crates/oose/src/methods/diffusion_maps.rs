@@ -22,7 +22,7 @@ use crate::linalg::pivoted_cholesky::factorize;
 use crate::linalg::sparse::SymCsr;
 use crate::methods::OutOfSample;
 use crate::model::stored::StoredMat;
-use crate::neighbors::balls::{BallIndex, PointIndex};
+use crate::neighbors::balls::{locality_groups, PointIndex, Scratch};
 use crate::validate;
 use faer::{Mat, MatRef, Par};
 use rayon::prelude::*;
@@ -268,20 +268,6 @@ pub struct NormalisedKernel {
     pub radii2: Vec<f64>,
 }
 
-/// Mirror-rule neighbours of a query: k-th nearest radius of the query, and the indices
-/// with squared distances of every linked point (sorted by index).
-fn knn_links(
-    q: &[f64],
-    k: usize,
-    points: &PointIndex,
-    balls: &BallIndex,
-    scratch: &mut Vec<usize>,
-) -> Vec<(usize, f64)> {
-    let mut out = Vec::new();
-    balls.mirror_links(q, k, points, scratch, &mut out);
-    out
-}
-
 impl DiffusionKernel {
     fn validate(&self, n: usize) -> Result<()> {
         if !(0.0..=1.0).contains(&self.alpha) {
@@ -357,29 +343,25 @@ impl DiffusionKernel {
             }
             Sparsity::Knn(k) => {
                 let points = PointIndex::new(x);
-                // One kNN query (a bound on the k-th distance) and one radius query per
-                // point: its exact k-th squared distance r²ᵢ and the points within it.
-                let (radii2, forward): (Vec<f64>, Vec<Vec<(u32, f64)>>) = (0..n)
-                    .into_par_iter()
+                // One descent per point, in the tree's order (near queries share cache
+                // lines): its exact k-th squared distance r²ᵢ and the points within it.
+                let order = points.spatial_order();
+                let found: Vec<(f64, Vec<(u32, f64)>)> = order
+                    .par_iter()
                     .map_init(
-                        || (Vec::new(), Vec::new()),
-                        |(s, out), i| {
-                            let q = points.row(i);
-                            let bound = points.kth_sq_dist_bound(q, k, s);
-                            out.clear();
-                            points.within(q, bound, s, out);
-                            let mut d: Vec<f64> = out.iter().map(|p| p.1).collect();
-                            let (_, kth, _) = d.select_nth_unstable_by(k - 1, f64::total_cmp);
-                            let r2 = *kth;
-                            let fwd = out
-                                .iter()
-                                .filter(|p| p.1 <= r2)
-                                .map(|&(j, d)| (j as u32, d))
-                                .collect();
-                            (r2, fwd)
+                        || (Scratch::default(), Vec::new()),
+                        |(s, out), &i| {
+                            let r2 = points.knn_ball(points.row(i as usize), k, s, out);
+                            (r2, out.iter().map(|&(j, d)| (j as u32, d)).collect())
                         },
                     )
-                    .unzip();
+                    .collect();
+                let mut radii2 = vec![0.0; n];
+                let mut forward = vec![Vec::new(); n];
+                for (&i, (r2, fwd)) in order.iter().zip(found) {
+                    radii2[i as usize] = r2;
+                    forward[i as usize] = fwd;
+                }
                 let rows = symmetric_union(forward, &w);
                 (Weights::Sparse(SymCsr::from_rows(rows)), radii2)
             }
@@ -389,7 +371,7 @@ impl DiffusionKernel {
                 let rows: Vec<Vec<(u32, f64)>> = (0..n)
                     .into_par_iter()
                     .map_init(
-                        || (Vec::new(), Vec::new()),
+                        || (Scratch::default(), Vec::new()),
                         |(s, out), i| {
                             out.clear();
                             points.within(points.row(i), r2, s, out);
@@ -423,7 +405,7 @@ impl DiffusionKernel {
         }
         let density = weights.row_sums();
         let alpha = self.alpha;
-        let qa: Vec<f64> = density.iter().map(|&q| q.powf(-alpha)).collect();
+        let qa: Vec<f64> = density.iter().map(|&q| density_power(q, alpha)).collect();
         weights.map(|i, j, w| w * qa[i] * qa[j]);
         let degree = weights.row_sums();
         let s: Vec<f64> = degree.iter().map(|&d| 1.0 / d.sqrt()).collect();
@@ -436,6 +418,31 @@ impl DiffusionKernel {
             dimension_estimate,
             radii2,
         })
+    }
+}
+
+/// Sparse weight rows of new points: row r is `links[spans[r].0..spans[r].1]`
+/// (training index, weight).
+struct SparseRows {
+    spans: Vec<(usize, usize)>,
+    links: Vec<(usize, f64)>,
+}
+
+impl SparseRows {
+    fn row(&self, r: usize) -> &[(usize, f64)] {
+        let (a, b) = self.spans[r];
+        &self.links[a..b]
+    }
+}
+
+/// q^(−α), with the common α = 0 and α = 1 exact and without `powf`.
+fn density_power(q: f64, alpha: f64) -> f64 {
+    if alpha == 0.0 {
+        1.0
+    } else if alpha == 1.0 {
+        1.0 / q
+    } else {
+        q.powf(-alpha)
     }
 }
 
@@ -483,11 +490,10 @@ fn symmetric_union(
 #[derive(Default)]
 struct Indexes(OnceLock<Searcher>);
 
-/// What the extension searches and reads: the training points' index, their kNN balls,
-/// and Φ row-major (one contiguous row per training point).
+/// What the extension searches and reads: the training points' index (with their kNN
+/// balls for a kNN kernel) and Φ row-major (one contiguous row per training point).
 struct Searcher {
     points: PointIndex,
-    balls: Option<BallIndex>,
     phi_rows: Vec<f64>,
 }
 
@@ -633,7 +639,11 @@ impl DiffusionCore {
             }
         });
         let alpha = spec.alpha;
-        let qa: Vec<f64> = nk.density.iter().map(|&q| q.powf(-alpha)).collect();
+        let qa: Vec<f64> = nk
+            .density
+            .iter()
+            .map(|&q| density_power(q, alpha))
+            .collect();
         let phi = Mat::from_fn(n, m, |i, j| psi[(i, j)] * qa[i] / nk.degree[i].sqrt());
         let want_residual = residual.unwrap_or(matches!(nk.kernel, Weights::Dense(_)));
         let residual = want_residual.then(|| residual_factor(&nk.kernel, rank_tolerance));
@@ -742,55 +752,76 @@ impl DiffusionCore {
     fn indexes(&self) -> &Searcher {
         self.index.0.get_or_init(|| {
             let x = self.x.view();
-            let balls = (!self.radii2.is_empty()).then(|| BallIndex::new(x, &self.radii2));
             let phi = self.phi.view();
             let phi_rows = (0..phi.nrows())
                 .flat_map(|i| (0..phi.ncols()).map(move |j| phi[(i, j)]))
                 .collect();
             Searcher {
-                points: PointIndex::new(x),
-                balls,
+                points: if self.radii2.is_empty() {
+                    PointIndex::new(x)
+                } else {
+                    PointIndex::with_balls(x, &self.radii2)
+                },
                 phi_rows,
             }
         })
     }
 
-    /// Weights of new points to the training points, one sorted sparse row per point
+    /// Weights of new points to the training points, one sparse row per point
     /// (sparse kernels).
-    fn sparse_rows(&self, z: MatRef<'_, f64>) -> Vec<Vec<(usize, f64)>> {
+    fn sparse_rows(&self, z: MatRef<'_, f64>) -> SparseRows {
         let eps = self.epsilon;
-        let Searcher { points, balls, .. } = self.indexes();
-        let dim = z.ncols();
-        let mut scratch = Vec::new();
-        let mut q = vec![0.0; dim];
-        (0..z.nrows())
-            .map(|i| {
-                for (j, v) in q.iter_mut().enumerate() {
-                    *v = z[(i, j)];
-                }
-                match self.spec.sparsity {
-                    Sparsity::Knn(k) => {
-                        let balls = balls.as_ref().expect("kNN model has its radii");
-                        knn_links(&q, k, points, balls, &mut scratch)
-                            .into_iter()
-                            .map(|(j, d)| (j, (-d / eps).exp()))
-                            .collect()
+        let points = &self.indexes().points;
+        let mut scratch = Scratch::default();
+        let mut links = Vec::new();
+        let mut spans = vec![(0, 0); z.nrows()];
+        match self.spec.sparsity {
+            Sparsity::Knn(k) => {
+                // Nearby rows share one descent (PointIndex::mirror_group).
+                let (order, bounds) = locality_groups(z, 16);
+                let (mut qs, mut ends) = (Vec::new(), Vec::new());
+                for g in bounds.windows(2) {
+                    let group = &order[g[0]..g[1]];
+                    qs.clear();
+                    for &r in group {
+                        qs.extend(z.row(r as usize).iter().copied());
                     }
-                    Sparsity::Threshold(eta) => {
-                        let mut out = Vec::new();
-                        points.within(&q, threshold_radius2(eps, eta), &mut scratch, &mut out);
-                        let mut r: Vec<(usize, f64)> = out
-                            .into_iter()
-                            .map(|(j, d)| (j, (-d / eps).exp()))
-                            .filter(|p| p.1 >= eta)
-                            .collect();
-                        r.sort_by_key(|p| p.0);
-                        r
+                    ends.clear();
+                    let mut from = links.len();
+                    points.mirror_group(&qs, k, &mut scratch, &mut links, &mut ends);
+                    for (&r, &to) in group.iter().zip(&ends) {
+                        spans[r as usize] = (from, to);
+                        from = to;
                     }
-                    Sparsity::Dense => unreachable!("dense kernels use kernel blocks"),
                 }
-            })
-            .collect()
+                for l in &mut links {
+                    l.1 = (-l.1 / eps).exp();
+                }
+            }
+            Sparsity::Threshold(eta) => {
+                let r2 = threshold_radius2(eps, eta);
+                let mut q = vec![0.0; z.ncols()];
+                let mut found = Vec::new();
+                for (i, span) in spans.iter_mut().enumerate() {
+                    for (j, v) in q.iter_mut().enumerate() {
+                        *v = z[(i, j)];
+                    }
+                    found.clear();
+                    points.within(&q, r2, &mut scratch, &mut found);
+                    found.sort_by_key(|p| p.0);
+                    let from = links.len();
+                    links.extend(
+                        found
+                            .iter()
+                            .map(|&(j, d)| (j, (-d / eps).exp()))
+                            .filter(|p| p.1 >= eta),
+                    );
+                    *span = (from, links.len());
+                }
+            }
+            Sparsity::Dense => unreachable!("dense kernels use kernel blocks"),
+        }
+        SparseRows { spans, links }
     }
 
     /// Σ_{z' in the batch} w(z, z') for every row z of the batch (the union density's
@@ -824,7 +855,7 @@ impl DiffusionCore {
                 (0..m)
                     .into_par_iter()
                     .map_init(
-                        || (Vec::new(), Vec::new()),
+                        || (Scratch::default(), Vec::new()),
                         |(s, out), i| {
                             out.clear();
                             batch.within(batch.row(i), r2, s, out);
@@ -838,20 +869,22 @@ impl DiffusionCore {
             }
             Sparsity::Knn(k) => {
                 let points = &self.indexes().points;
-                let batch = PointIndex::new(z);
                 let r2: Vec<f64> = (0..m)
                     .into_par_iter()
-                    .map_init(Vec::new, |s, i| points.kth_sq_dist(batch.row(i), k, s))
+                    .map_init(Scratch::default, |s, i| {
+                        let q: Vec<f64> = z.row(i).iter().copied().collect();
+                        points.kth_sq_dist(&q, k, s)
+                    })
                     .collect();
-                let balls = BallIndex::new(z, &r2);
+                let batch = PointIndex::with_balls(z, &r2);
                 (0..m)
                     .into_par_iter()
                     .map_init(
-                        || (Vec::new(), Vec::new()),
+                        || (Scratch::default(), Vec::new()),
                         |(s, out), i| {
                             out.clear();
                             batch.within(batch.row(i), r2[i], s, out);
-                            balls.containing(batch.row(i), s, out);
+                            batch.containing(batch.row(i), s, out);
                             out.sort_by_key(|p| p.0);
                             out.dedup_by_key(|p| p.0);
                             out.iter().map(|&(_, d)| (-d / eps).exp()).sum()
@@ -874,6 +907,19 @@ impl DiffusionCore {
     ) -> Result<Extension> {
         validate::finite_nonempty("new points", z)?;
         validate::columns("new points", z, self.input_width())?;
+        // kNN rows run in locality order, so that the rows of a chunk are near one
+        // another and share descents (sparse_rows); results go back to input order.
+        let perm: Option<Vec<usize>> = matches!(self.spec.sparsity, Sparsity::Knn(_)).then(|| {
+            locality_groups(z, 16)
+                .0
+                .into_iter()
+                .map(|i| i as usize)
+                .collect()
+        });
+        let zp = perm
+            .as_ref()
+            .map(|p| Mat::from_fn(z.nrows(), z.ncols(), |r, j| z[(p[r], j)]));
+        let z = zp.as_ref().map_or(z, |zp| zp.as_ref());
         let extra_q = match density {
             Density::Training => None,
             Density::Union => Some(self.batch_density(z)),
@@ -887,6 +933,7 @@ impl DiffusionCore {
             2048
         };
         let x_sq = (self.spec.sparsity == Sparsity::Dense).then(|| row_sq_norms(self.x.view()));
+        // Isolated rows are flagged in every chunk; the first in input order is the error.
         let ext = by_chunks(z, chunk_width, m, |start, zc| {
             // Sparse rows, or a dense block.
             let (sparse, dense) = match &x_sq {
@@ -899,28 +946,36 @@ impl DiffusionCore {
                 }
                 None => (Some(self.sparse_rows(zc)), None),
             };
-            self.finish_rows(
-                start,
-                zc.nrows(),
-                sparse,
-                dense,
-                extra_q.as_deref(),
-                on_isolated,
-            )
+            Ok(self.finish_rows(start, zc.nrows(), sparse, dense, extra_q.as_deref()))
         })?;
-        Ok(ext)
+        let mut ext = match &perm {
+            Some(p) => ext.unpermuted(p),
+            None => ext,
+        };
+        let flags = ext.extra.iter().position(|c| c.name == "isolated");
+        let first = flags.and_then(|c| ext.extra[c].values.iter().position(|&v| v != 0.0));
+        match (on_isolated, first) {
+            (OnIsolated::Error, Some(row)) => Err(Error::Isolated {
+                what: "new points",
+                row,
+                rule: self.spec.sparsity.describe(),
+            }),
+            (OnIsolated::Error, None) => {
+                ext.extra.retain(|c| c.name != "isolated");
+                Ok(ext)
+            }
+            (OnIsolated::Nan, _) => Ok(ext),
+        }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn finish_rows(
         &self,
         start: usize,
         rows: usize,
-        sparse: Option<Vec<Vec<(usize, f64)>>>,
+        sparse: Option<SparseRows>,
         dense: Option<Mat<f64>>,
         extra_q: Option<&[f64]>,
-        on_isolated: OnIsolated,
-    ) -> Result<Extension> {
+    ) -> Extension {
         let n = self.n();
         let m = self.values.len();
         let alpha = self.spec.alpha;
@@ -932,9 +987,10 @@ impl DiffusionCore {
         let mut kzz = vec![0.0; rows];
         // Per-row scale of the symmetric-kernel row: k_z,i = w_z,i sᵢ · scale(z).
         let mut scale = vec![0.0; rows];
+        let mut acc = vec![0.0; m];
         for r in 0..rows {
             // (q_train(z), Σ w qa, wᵀΦ)
-            let mut acc = vec![0.0; m];
+            acc.fill(0.0);
             let (mut q, mut wq) = (0.0, 0.0);
             let mut add = |i: usize, w: f64| {
                 q += w;
@@ -944,7 +1000,7 @@ impl DiffusionCore {
                 }
             };
             if let Some(s) = &sparse {
-                for &(i, w) in &s[r] {
+                for &(i, w) in s.row(r) {
                     add(i, w);
                 }
             } else if let Some(b) = &dense {
@@ -956,27 +1012,16 @@ impl DiffusionCore {
                 }
             }
             if q.is_nan() || q <= 0.0 {
-                match on_isolated {
-                    OnIsolated::Error => {
-                        return Err(Error::Isolated {
-                            what: "new points",
-                            row: start + r,
-                            rule: self.spec.sparsity.describe(),
-                        })
-                    }
-                    OnIsolated::Nan => {
-                        isolated[r] = 1.0;
-                        psi.row_mut(r).fill(f64::NAN);
-                        degree[r] = f64::NAN;
-                        dens[r] = f64::NAN;
-                        kzz[r] = f64::NAN;
-                        scale[r] = f64::NAN;
-                        continue;
-                    }
-                }
+                isolated[r] = 1.0;
+                psi.row_mut(r).fill(f64::NAN);
+                degree[r] = f64::NAN;
+                dens[r] = f64::NAN;
+                kzz[r] = f64::NAN;
+                scale[r] = f64::NAN;
+                continue;
             }
             let qz = q + extra_q.map_or(0.0, |e| e[start + r]);
-            let qza = qz.powf(-alpha);
+            let qza = density_power(qz, alpha);
             let dz = qza * wq;
             let sc = qza / dz.sqrt();
             for j in 0..m {
@@ -1002,16 +1047,19 @@ impl DiffusionCore {
             None => vec![f64::NAN; rows],
             Some(f) => {
                 let s: Vec<f64> = (0..n).map(|i| self.qa[i] / self.degree[i].sqrt()).collect();
-                let kz = Mat::from_fn(rows, n, |r, i| {
-                    let w = match (&sparse, &dense) {
-                        (_, Some(b)) => b[(r, i)],
-                        (Some(sp), _) => sp[r]
-                            .binary_search_by_key(&i, |p| p.0)
-                            .map_or(0.0, |p| sp[r][p].1),
-                        _ => 0.0,
-                    };
-                    w * s[i] * scale[r]
-                });
+                let kz = match (&sparse, &dense) {
+                    (_, Some(b)) => Mat::from_fn(rows, n, |r, i| b[(r, i)] * s[i] * scale[r]),
+                    (Some(sp), _) => {
+                        let mut kz = Mat::zeros(rows, n);
+                        for r in 0..rows {
+                            for &(i, w) in sp.row(r) {
+                                kz[(r, i)] = w * s[i] * scale[r];
+                            }
+                        }
+                        kz
+                    }
+                    (None, None) => unreachable!("rows are sparse or dense"),
+                };
                 let mut v = f.residuals(kz.as_ref(), &kzz);
                 for (x, &iso) in v.iter_mut().zip(&isolated) {
                     if iso != 0.0 {
@@ -1031,18 +1079,16 @@ impl DiffusionCore {
                 values: dens,
             },
         ];
-        if on_isolated == OnIsolated::Nan {
-            extra.push(Column {
-                name: "isolated",
-                values: isolated,
-            });
-        }
-        Ok(Extension {
+        extra.push(Column {
+            name: "isolated",
+            values: isolated,
+        });
+        Extension {
             coordinates: psi,
             residual,
             reconstruction_error: recon,
             extra,
-        })
+        }
     }
 
     /// Replaces the `degree` and `density` columns by `relative_degree` = d(z) / median
