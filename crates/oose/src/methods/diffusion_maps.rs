@@ -342,27 +342,76 @@ impl DiffusionKernel {
                 (Weights::Dense(k.gram(x, Par::rayon(0))), Vec::new())
             }
             Sparsity::Knn(k) => {
+                // Two passes over groups of nearby points (the tree's leaves), one
+                // descent per group: every point's exact k-th nearest squared distance
+                // r²ᵢ, then its row {j : ||xᵢ − xⱼ||² ≤ max(r²ᵢ, r²ⱼ)} of the symmetric
+                // rule (no transpose needed: the test is symmetric bit for bit).
                 let points = PointIndex::new(x);
-                // One descent per point, in the tree's order (near queries share cache
-                // lines): its exact k-th squared distance r²ᵢ and the points within it.
-                let order = points.spatial_order();
-                let found: Vec<(f64, Vec<(u32, f64)>)> = order
+                let order = points.spatial_order().to_vec();
+                let bounds = points.leaf_groups();
+                let groups: Vec<&[u32]> = bounds.windows(2).map(|g| &order[g[0]..g[1]]).collect();
+                let coords = |points: &PointIndex, g: &[u32], qs: &mut Vec<f64>| {
+                    qs.clear();
+                    for &i in g {
+                        qs.extend_from_slice(points.row(i as usize));
+                    }
+                };
+                let kth: Vec<Vec<f64>> = groups
                     .par_iter()
                     .map_init(
                         || (Scratch::default(), Vec::new()),
-                        |(s, out), &i| {
-                            let r2 = points.knn_ball(points.row(i as usize), k, s, out);
-                            (r2, out.iter().map(|&(j, d)| (j as u32, d)).collect())
+                        |(s, qs), g| {
+                            coords(&points, g, qs);
+                            let mut out = Vec::with_capacity(g.len());
+                            points.kth_group(qs, k, s, &mut out);
+                            out
                         },
                     )
                     .collect();
                 let mut radii2 = vec![0.0; n];
-                let mut forward = vec![Vec::new(); n];
-                for (&i, (r2, fwd)) in order.iter().zip(found) {
-                    radii2[i as usize] = r2;
-                    forward[i as usize] = fwd;
+                for (g, r2) in groups.iter().zip(&kth) {
+                    for (&i, &v) in g.iter().zip(r2) {
+                        radii2[i as usize] = v;
+                    }
                 }
-                let rows = symmetric_union(forward, &w);
+                let points = points.into_balls(&radii2);
+                let linked: Vec<Vec<Vec<(u32, f64)>>> = groups
+                    .par_iter()
+                    .map_init(
+                        || {
+                            (
+                                Scratch::default(),
+                                Vec::new(),
+                                Vec::new(),
+                                Vec::new(),
+                                Vec::new(),
+                            )
+                        },
+                        |(s, qs, r2q, out, ends), g| {
+                            coords(&points, g, qs);
+                            r2q.clear();
+                            r2q.extend(g.iter().map(|&i| radii2[i as usize]));
+                            out.clear();
+                            ends.clear();
+                            points.links_group(qs, r2q, s, out, ends);
+                            let mut from = 0;
+                            ends.iter()
+                                .map(|&to| {
+                                    let row = &mut out[from..to];
+                                    from = to;
+                                    row.sort_unstable_by_key(|p| p.0);
+                                    row.iter().map(|&(j, d)| (j as u32, w(d))).collect()
+                                })
+                                .collect()
+                        },
+                    )
+                    .collect();
+                let mut rows = vec![Vec::new(); n];
+                for (g, part) in groups.iter().zip(linked) {
+                    for (&i, row) in g.iter().zip(part) {
+                        rows[i as usize] = row;
+                    }
+                }
                 (Weights::Sparse(SymCsr::from_rows(rows)), radii2)
             }
             Sparsity::Threshold(eta) => {
@@ -453,37 +502,6 @@ fn threshold_radius2(eps: f64, eta: f64) -> f64 {
     } else {
         eps * (1.0 / eta).ln()
     }
-}
-
-/// Rows i ∪ {j : i ∈ row j} of directed neighbour lists (index, squared distance),
-/// sorted, with weights w(d²).
-fn symmetric_union(
-    forward: Vec<Vec<(u32, f64)>>,
-    w: &(impl Fn(f64) -> f64 + Sync),
-) -> Vec<Vec<(u32, f64)>> {
-    let n = forward.len();
-    let mut count = vec![0usize; n];
-    for r in &forward {
-        for &(j, _) in r {
-            count[j as usize] += 1;
-        }
-    }
-    let mut reverse: Vec<Vec<(u32, f64)>> = count.iter().map(|&c| Vec::with_capacity(c)).collect();
-    for (i, r) in forward.iter().enumerate() {
-        for &(j, d) in r {
-            reverse[j as usize].push((i as u32, d));
-        }
-    }
-    forward
-        .into_par_iter()
-        .zip(reverse.into_par_iter())
-        .map(|(mut a, b)| {
-            a.extend(b);
-            a.sort_by_key(|p| p.0);
-            a.dedup_by_key(|p| p.0);
-            a.into_iter().map(|(j, d)| (j, w(d))).collect()
-        })
-        .collect()
 }
 
 /// Search structures over the training points, built on first use after loading.

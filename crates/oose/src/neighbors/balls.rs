@@ -26,6 +26,13 @@ use super::kdtree::MAX_DIM;
 /// Points per leaf (at most).
 const LEAF: usize = 16;
 
+/// r², widened by a relative 1e-10 (and the smallest positive normal): a safe upper
+/// bound for a radius from the triangle inequality evaluated in floating point.
+#[inline]
+fn widen(r: f64) -> f64 {
+    r * r * (1.0 + 1e-10) + f64::MIN_POSITIVE
+}
+
 /// Exact squared Euclidean distance, Σ (a_k − b_k)², symmetric in `a` and `b`.
 #[inline]
 pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
@@ -378,6 +385,151 @@ impl<const D: usize> Tree<D> {
         self.gather(2 * node + 2, lo, hi, r2, out);
     }
 
+    /// The box [lo, hi] of a group of queries (row-major) and its centre.
+    fn group_box(qs: &[f64]) -> ([f64; D], [f64; D], [f64; D]) {
+        let mut lo = [f64::INFINITY; D];
+        let mut hi = [f64::NEG_INFINITY; D];
+        for q in qs.chunks_exact(D) {
+            for (k, &v) in q.iter().enumerate() {
+                lo[k] = lo[k].min(v);
+                hi[k] = hi[k].max(v);
+            }
+        }
+        let c = std::array::from_fn(|k| lo[k] + 0.5 * (hi[k] - lo[k]));
+        (lo, hi, c)
+    }
+
+    /// Gathers the leaves within `reach` of the box [lo, hi] (or within their largest
+    /// ball of it) into `s.leaves`, and sizes `s.cand` and `s.bits` for a scan of them.
+    fn prepare_scan(&self, lo: &[f64; D], hi: &[f64; D], reach: f64, s: &mut Scratch) {
+        s.leaves.clear();
+        self.gather(0, lo, hi, reach, &mut s.leaves);
+        let total: usize = s.leaves.iter().map(|&l| self.nodes[l as usize].len()).sum();
+        s.cand.resize(total, (0, 0.0));
+        s.bits.resize(total, 0);
+    }
+
+    /// Every point of the gathered leaves within `limit(leaf's largest ball)` of q,
+    /// written to `cand` from the start; returns how many. (Written without branches:
+    /// an entry is kept by moving the write position past it.)
+    #[inline]
+    fn scan(
+        &self,
+        q: &[f64; D],
+        leaves: &[u32],
+        limit: impl Fn(f64) -> f64,
+        cand: &mut [(u32, f64)],
+    ) -> usize {
+        let mut n = 0;
+        for &leaf in leaves {
+            let nd = &self.nodes[leaf as usize];
+            let limit = limit(nd.max_r2);
+            if Self::box_d2(nd, q) > limit {
+                continue;
+            }
+            for p in nd.start..nd.end {
+                let d = sq_dist(q, &self.pts[p as usize]);
+                cand[n] = (p, d);
+                n += usize::from(d <= limit);
+            }
+        }
+        n
+    }
+
+    /// The k-th smallest of the candidate distances at most `bound` (there are at
+    /// least k). Squared distances are ≥ +0 and never NaN, so their bit patterns order
+    /// as they do.
+    #[inline]
+    fn kth_of(cand: &[(u32, f64)], bound: f64, k: usize, bits: &mut [u64]) -> f64 {
+        let mut m = 0;
+        for &(_, d) in cand {
+            bits[m] = d.to_bits();
+            m += usize::from(d <= bound);
+        }
+        assert!(m >= k, "group search: fewer than k candidates");
+        f64::from_bits(*bits[..m].select_nth_unstable(k - 1).1)
+    }
+
+    /// Appends `(original index, d)` of the candidates with d ≤ max(r²_q, r²_p).
+    #[inline]
+    fn push_links(&self, cand: &[(u32, f64)], r2q: f64, ids: &[u32], out: &mut Vec<(usize, f64)>) {
+        let base = out.len();
+        out.resize(base + cand.len(), (0, 0.0));
+        let mut w = base;
+        for &(p, d) in cand {
+            out[w] = (ids[p as usize] as usize, d);
+            w += usize::from(d <= r2q.max(self.r2[p as usize]));
+        }
+        out.truncate(w);
+    }
+
+    /// c's k-th nearest distance r_c, with c's k nearest (tree positions) in `s.near`.
+    fn centre_knn(&self, c: &[f64; D], k: usize, s: &mut Scratch) -> f64 {
+        s.reset(k);
+        self.walk(0, c, &mut Nearest { k, balls: false, s });
+        let rc2 = s.kth(k);
+        s.near.clear();
+        s.near
+            .extend(s.cand.iter().filter(|p| p.1 <= rc2).map(|p| p.0));
+        rc2.sqrt()
+    }
+
+    /// The exact k-th nearest squared distance of each query of a group of nearby
+    /// queries, appended to `out` (see [`PointIndex::kth_group`]).
+    ///
+    /// With c the centre of the group's box and r_c its k-th nearest distance, a query
+    /// q has k points within r_c + ||q − c|| (triangle inequality), and within
+    /// r_p + ||q − p|| for the previous query p of the group (r_p just computed). One
+    /// descent gathers every leaf within the largest first bound of the group's box;
+    /// each query scans those leaves with the smaller of its two bounds, and the k-th
+    /// smallest distance within it is the exact k-th nearest. (Bounds are widened by a
+    /// relative 1e-10, far above the rounding of the triangle inequality; that only
+    /// adds candidates.)
+    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
+        let (lo, hi, c) = Self::group_box(qs);
+        let rc = self.centre_knn(&c, k, s);
+        let reach = qs
+            .chunks_exact(D)
+            .fold(0.0f64, |a, q| a.max(widen(rc + sq_dist(q, &c).sqrt())));
+        self.prepare_scan(&lo, &hi, reach, s);
+        let mut prev: Option<([f64; D], f64)> = None;
+        for q in qs.chunks_exact(D) {
+            let q: [f64; D] = std::array::from_fn(|k| q[k]);
+            let mut bound = widen(rc + sq_dist(&q, &c).sqrt());
+            if let Some((p, r2p)) = prev {
+                bound = bound.min(widen(r2p.sqrt() + sq_dist(&q, &p).sqrt()));
+            }
+            let n = self.scan(&q, &s.leaves, |_| bound, &mut s.cand);
+            let r2q = Self::kth_of(&s.cand[..n], bound, k, &mut s.bits);
+            out.push(r2q);
+            prev = Some((q, r2q));
+        }
+    }
+
+    /// The links {p : ||q − p||² ≤ max(r²_q, r²_p)} of each query of a group, given
+    /// each query's own squared radius r²_q (see [`PointIndex::links_group`]). One
+    /// descent gathers every leaf within the largest r²_q of the group's box or within
+    /// its largest ball of it; no bound needs widening. Links come in tree order.
+    fn links_group(
+        &self,
+        qs: &[f64],
+        r2q: &[f64],
+        ids: &[u32],
+        s: &mut Scratch,
+        out: &mut Vec<(usize, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        let (lo, hi, _) = Self::group_box(qs);
+        let reach = r2q.iter().fold(0.0f64, |a, &b| a.max(b));
+        self.prepare_scan(&lo, &hi, reach, s);
+        for (q, &r) in qs.chunks_exact(D).zip(r2q) {
+            let q: [f64; D] = std::array::from_fn(|k| q[k]);
+            let n = self.scan(&q, &s.leaves, |m| r.max(m), &mut s.cand);
+            self.push_links(&s.cand[..n], r, ids, out);
+            ends.push(out.len());
+        }
+    }
+
     /// The mirror-rule links of a group of nearby queries (see
     /// [`PointIndex::mirror_group`]).
     ///
@@ -400,27 +552,8 @@ impl<const D: usize> Tree<D> {
         out: &mut Vec<(usize, f64)>,
         ends: &mut Vec<usize>,
     ) {
-        let mut lo = [f64::INFINITY; D];
-        let mut hi = [f64::NEG_INFINITY; D];
-        for q in qs.chunks_exact(D) {
-            for (k, &v) in q.iter().enumerate() {
-                lo[k] = lo[k].min(v);
-                hi[k] = hi[k].max(v);
-            }
-        }
-        let c: [f64; D] = std::array::from_fn(|k| lo[k] + 0.5 * (hi[k] - lo[k]));
-        s.reset(k);
-        self.walk(0, &c, &mut Nearest { k, balls: false, s });
-        let rc2 = s.kth(k);
-        let rc = rc2.sqrt();
-        // c's k nearest: the nearest of them to a query gives that query a tight bound.
-        s.near.clear();
-        s.near
-            .extend(s.cand.iter().filter(|p| p.1 <= rc2).map(|p| p.0));
-        let widen = |r: f64| r * r * (1.0 + 1e-10) + f64::MIN_POSITIVE;
-        // Each query's bound: a point p has its own k nearest within r_p, so q has k
-        // points within r_p + ||q − p||; with p the nearest to q of c's k nearest that
-        // is usually much tighter than r_c + ||q − c||.
+        let (lo, hi, c) = Self::group_box(qs);
+        let rc = self.centre_knn(&c, k, s);
         s.bounds.clear();
         for q in qs.chunks_exact(D) {
             let near = s.near.iter().fold((0, f64::INFINITY), |a, &p| {
@@ -436,51 +569,40 @@ impl<const D: usize> Tree<D> {
                     .min(widen(self.r2[near.0 as usize].sqrt() + near.1.sqrt())),
             );
         }
-        let reach = s.bounds.iter().fold(0.0, |a: f64, &b| a.max(b));
-        s.leaves.clear();
-        self.gather(0, &lo, &hi, reach, &mut s.leaves);
-        // Fixed-length buffers written without branches: an entry is kept by moving the
-        // write position past it.
-        let total: usize = s.leaves.iter().map(|&l| self.nodes[l as usize].len()).sum();
-        s.cand.resize(total, (0, 0.0));
-        s.bits.resize(total, 0);
+        let reach = s.bounds.iter().fold(0.0f64, |a, &b| a.max(b));
+        self.prepare_scan(&lo, &hi, reach, s);
         for (q, &bound) in qs.chunks_exact(D).zip(&s.bounds) {
             let q: [f64; D] = std::array::from_fn(|k| q[k]);
-            // Every point within the bound or within its leaf's largest ball.
-            let mut n = 0;
-            for &leaf in &s.leaves {
-                let nd = &self.nodes[leaf as usize];
-                let limit = bound.max(nd.max_r2);
-                if Self::box_d2(nd, &q) > limit {
-                    continue;
-                }
-                for p in nd.start..nd.end {
-                    let d = sq_dist(&q, &self.pts[p as usize]);
-                    s.cand[n] = (p, d);
-                    n += usize::from(d <= limit);
-                }
-            }
-            let cand = &s.cand[..n];
-            // Squared distances are ≥ +0 and never NaN, so their bit patterns sort as
-            // they do.
-            let mut m = 0;
-            for &(_, d) in cand {
-                s.bits[m] = d.to_bits();
-                m += usize::from(d <= bound);
-            }
-            assert!(m >= k, "group search: fewer than k candidates");
-            let r2q = f64::from_bits(*s.bits[..m].select_nth_unstable(k - 1).1);
-            let r2 = &self.r2;
-            let base = out.len();
-            out.resize(base + n, (0, 0.0));
-            let mut w = base;
-            for &(p, d) in cand {
-                out[w] = (ids[p as usize] as usize, d);
-                w += usize::from(d <= r2q.max(r2[p as usize]));
-            }
-            out.truncate(w);
-            ends.push(w);
+            // Every point within the bound or within its own ball.
+            let n = self.scan(&q, &s.leaves, |m| bound.max(m), &mut s.cand);
+            let r2q = Self::kth_of(&s.cand[..n], bound, k, &mut s.bits);
+            self.push_links(&s.cand[..n], r2q, ids, out);
+            ends.push(out.len());
         }
+    }
+
+    /// Ends of the leaves in tree positions (the first leaf starts at 0).
+    fn leaf_ends(&self) -> Vec<usize> {
+        self.nodes[self.first_leaf..]
+            .iter()
+            .filter(|nd| nd.end > nd.start)
+            .map(|nd| nd.end as usize)
+            .collect()
+    }
+
+    /// Gives the points the balls `r2` (tree order).
+    fn set_balls(&mut self, r2: Vec<f64>) {
+        for nd in &mut self.nodes[self.first_leaf..] {
+            nd.max_r2 = r2[nd.start as usize..nd.end as usize]
+                .iter()
+                .fold(0.0, |a: f64, &b| a.max(b));
+        }
+        for i in (0..self.first_leaf).rev() {
+            self.nodes[i].max_r2 = self.nodes[2 * i + 1]
+                .max_r2
+                .max(self.nodes[2 * i + 2].max_r2);
+        }
+        self.r2 = r2;
     }
 
     fn query(&self, q: &[f64], v: &mut impl Visit) {
@@ -497,8 +619,29 @@ trait Search: Send + Sync {
     /// Fills `s.cand` (see [`Nearest`]).
     fn nearest(&self, q: &[f64], k: usize, balls: bool, s: &mut Scratch);
     fn containing(&self, q: &[f64], out: &mut Vec<(u32, f64)>);
-    /// [`PointIndex::mirror_group`] in one pass over the group; false when the
-    /// structure has no such pass (the caller then asks query by query).
+    /// The grouped queries, where the structure has them (the tree); otherwise the
+    /// caller asks query by query.
+    fn grouped(&self) -> Option<&dyn Grouped>;
+    /// Ends of groups of nearby points, in tree positions.
+    fn leaf_ends(&self) -> Vec<usize>;
+    /// Gives the points the balls `r2` (tree order).
+    fn set_balls(&mut self, r2: Vec<f64>);
+}
+
+/// Queries answered for a group of nearby queries at once (see [`PointIndex`]).
+trait Grouped {
+    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>);
+    #[allow(clippy::too_many_arguments)]
+    fn links_group(
+        &self,
+        qs: &[f64],
+        r2q: &[f64],
+        ids: &[u32],
+        s: &mut Scratch,
+        out: &mut Vec<(usize, f64)>,
+        ends: &mut Vec<usize>,
+    );
+    #[allow(clippy::too_many_arguments)]
     fn mirror_group(
         &self,
         qs: &[f64],
@@ -507,7 +650,7 @@ trait Search: Send + Sync {
         s: &mut Scratch,
         out: &mut Vec<(usize, f64)>,
         ends: &mut Vec<usize>,
-    ) -> bool;
+    );
 }
 
 impl<const D: usize> Search for Tree<D> {
@@ -520,6 +663,32 @@ impl<const D: usize> Search for Tree<D> {
     fn containing(&self, q: &[f64], out: &mut Vec<(u32, f64)>) {
         self.query(q, &mut Containing { out });
     }
+    fn grouped(&self) -> Option<&dyn Grouped> {
+        (!self.pts.is_empty()).then_some(self as &dyn Grouped)
+    }
+    fn leaf_ends(&self) -> Vec<usize> {
+        Tree::leaf_ends(self)
+    }
+    fn set_balls(&mut self, r2: Vec<f64>) {
+        Tree::set_balls(self, r2);
+    }
+}
+
+impl<const D: usize> Grouped for Tree<D> {
+    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
+        Tree::kth_group(self, qs, k, s, out);
+    }
+    fn links_group(
+        &self,
+        qs: &[f64],
+        r2q: &[f64],
+        ids: &[u32],
+        s: &mut Scratch,
+        out: &mut Vec<(usize, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        Tree::links_group(self, qs, r2q, ids, s, out, ends);
+    }
     fn mirror_group(
         &self,
         qs: &[f64],
@@ -528,11 +697,8 @@ impl<const D: usize> Search for Tree<D> {
         s: &mut Scratch,
         out: &mut Vec<(usize, f64)>,
         ends: &mut Vec<usize>,
-    ) -> bool {
-        if !self.pts.is_empty() {
-            Tree::mirror_group(self, qs, k, ids, s, out, ends);
-        }
-        true
+    ) {
+        Tree::mirror_group(self, qs, k, ids, s, out, ends);
     }
 }
 
@@ -572,16 +738,15 @@ impl Search for Brute {
     fn containing(&self, q: &[f64], out: &mut Vec<(u32, f64)>) {
         self.scan(q, &mut Containing { out });
     }
-    fn mirror_group(
-        &self,
-        _: &[f64],
-        _: usize,
-        _: &[u32],
-        _: &mut Scratch,
-        _: &mut Vec<(usize, f64)>,
-        _: &mut Vec<usize>,
-    ) -> bool {
-        false
+    fn grouped(&self) -> Option<&dyn Grouped> {
+        None
+    }
+    fn leaf_ends(&self) -> Vec<usize> {
+        let n = self.points.len() / self.dim.max(1);
+        (1..=n.div_ceil(LEAF)).map(|g| (g * LEAF).min(n)).collect()
+    }
+    fn set_balls(&mut self, r2: Vec<f64>) {
+        self.r2 = r2;
     }
 }
 
@@ -784,19 +949,95 @@ impl PointIndex {
         ends: &mut Vec<usize>,
     ) {
         assert!(self.has_balls, "mirror_group needs an index with balls");
+        let dim = self.check_group(qs, k);
+        match self.search.grouped() {
+            Some(g) => g.mirror_group(qs, k, &self.ids, s, out, ends),
+            None => {
+                for q in qs.chunks_exact(dim) {
+                    self.mirror_links(q, k, s, out);
+                    ends.push(out.len());
+                }
+            }
+        }
+    }
+
+    /// [`PointIndex::kth_sq_dist`] for a group of queries (`qs`, row-major), appended
+    /// to `out` in turn; one descent for the whole group (see
+    /// [`PointIndex::mirror_group`]).
+    pub fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
+        let dim = self.check_group(qs, k);
+        match self.search.grouped() {
+            Some(g) => g.kth_group(qs, k, s, out),
+            None => {
+                for q in qs.chunks_exact(dim) {
+                    out.push(self.nearest(q, k, false, s));
+                }
+            }
+        }
+    }
+
+    /// For each query q of a group (`qs`, row-major) with its own squared radius
+    /// `r2q[q]`, every i with ||q − xᵢ||² ≤ max(r²_q, r²ᵢ) (the symmetric kNN rule when
+    /// r²_q is q's k-th nearest squared distance), appended to `out` as
+    /// `(i, ||q − xᵢ||²)`, and after each query the length of `out` to `ends`. The
+    /// order of a query's links is fixed by the index, as in
+    /// [`PointIndex::mirror_group`].
+    pub fn links_group(
+        &self,
+        qs: &[f64],
+        r2q: &[f64],
+        s: &mut Scratch,
+        out: &mut Vec<(usize, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        assert!(self.has_balls, "links_group needs an index with balls");
+        let dim = self.check_group(qs, 1.min(self.len()));
+        assert_eq!(qs.len(), r2q.len() * dim, "one radius per query");
+        match self.search.grouped() {
+            Some(g) => g.links_group(qs, r2q, &self.ids, s, out, ends),
+            None => {
+                for (q, &r) in qs.chunks_exact(dim).zip(r2q) {
+                    let start = out.len();
+                    self.within(q, r, s, out);
+                    self.containing(q, s, out);
+                    let mut linked = out.split_off(start);
+                    linked.sort_unstable_by_key(|p| p.0);
+                    linked.dedup_by_key(|p| p.0);
+                    out.extend(linked);
+                    ends.push(out.len());
+                }
+            }
+        }
+    }
+
+    /// Checks a group query; returns the row width.
+    fn check_group(&self, qs: &[f64], k: usize) -> usize {
         assert!(
-            (1..=self.len()).contains(&k),
+            k <= self.len() && (k >= 1 || self.is_empty()),
             "k = {k} outside 1..={}",
             self.len()
         );
         let dim = self.dim.max(1);
         assert_eq!(qs.len() % dim, 0, "queries of {dim} coordinates");
-        if !self.search.mirror_group(qs, k, &self.ids, s, out, ends) {
-            for q in qs.chunks_exact(dim) {
-                self.mirror_links(q, k, s, out);
-                ends.push(out.len());
-            }
-        }
+        dim
+    }
+
+    /// Groups of nearby indexed points: group g is
+    /// `spatial_order()[bounds[g]..bounds[g + 1]]` (bounds[0] = 0).
+    pub fn leaf_groups(&self) -> Vec<usize> {
+        let mut bounds = vec![0];
+        bounds.extend(self.search.leaf_ends());
+        bounds
+    }
+
+    /// The same index with the ball of squared radius `r2[i]` (≥ 0) around point i, as
+    /// [`PointIndex::with_balls`] would build it.
+    pub fn into_balls(mut self, r2: &[f64]) -> PointIndex {
+        assert_eq!(r2.len(), self.len(), "one radius per point");
+        let tree_order = self.ids.iter().map(|&i| r2[i as usize]).collect();
+        self.search.set_balls(tree_order);
+        self.has_balls = true;
+        self
     }
 }
 
@@ -975,6 +1216,73 @@ mod tests {
                         assert_eq!(got, one, "dim {dim}, leaf {leaf}");
                         from = ends[t];
                     }
+                }
+            }
+        }
+    }
+
+    /// The fit's grouped passes over the indexed points themselves: k-th nearest
+    /// distances and then the symmetric-rule links, against brute force, with the
+    /// balls added to the built index (`into_balls`).
+    #[test]
+    fn grouped_kth_and_links_over_the_points_match_brute_force() {
+        let mut r = Rng::new(13);
+        for (dim, n, grid) in [
+            (2, 700, false),
+            (3, 900, true),
+            (3, 40, false),
+            (18, 150, false),
+        ] {
+            let x = Mat::from_fn(n, dim, |_, _| {
+                if grid {
+                    (r.uniform() * 7.0).floor()
+                } else {
+                    r.normal()
+                }
+            });
+            let k = 9.min(n);
+            let idx = PointIndex::new(x.as_ref());
+            let mut s = Scratch::default();
+            let order = idx.spatial_order().to_vec();
+            let bounds = idx.leaf_groups();
+            assert_eq!((bounds[0], *bounds.last().unwrap()), (0, n));
+            let rows = |g: &[usize]| -> Vec<f64> {
+                order[g[0]..g[1]]
+                    .iter()
+                    .flat_map(|&i| x.row(i as usize).iter().copied().collect::<Vec<_>>())
+                    .collect()
+            };
+            let mut r2 = vec![0.0; n];
+            for g in bounds.windows(2) {
+                let mut out = Vec::new();
+                idx.kth_group(&rows(g), k, &mut s, &mut out);
+                for (&i, v) in order[g[0]..g[1]].iter().zip(out) {
+                    r2[i as usize] = v;
+                }
+            }
+            let pts: Vec<Vec<f64>> = (0..n).map(|i| idx.row(i).to_vec()).collect();
+            let d = |i: usize, j: usize| sq_dist(&pts[i], &pts[j]);
+            for (i, &ri) in r2.iter().enumerate() {
+                let mut all: Vec<f64> = (0..n).map(|j| d(i, j)).collect();
+                all.sort_by(f64::total_cmp);
+                assert_eq!(ri, all[k - 1], "k-th distance of point {i}, dim {dim}");
+            }
+            let balls = idx.into_balls(&r2);
+            for g in bounds.windows(2) {
+                let (mut out, mut ends) = (Vec::new(), Vec::new());
+                let r2q: Vec<f64> = order[g[0]..g[1]].iter().map(|&i| r2[i as usize]).collect();
+                balls.links_group(&rows(g), &r2q, &mut s, &mut out, &mut ends);
+                let mut from = 0;
+                for (&i, &to) in order[g[0]..g[1]].iter().zip(&ends) {
+                    let i = i as usize;
+                    let mut got = out[from..to].to_vec();
+                    got.sort_by_key(|p| p.0);
+                    let want: Vec<(usize, f64)> = (0..n)
+                        .filter(|&j| d(i, j) <= r2[i].max(r2[j]))
+                        .map(|j| (j, d(i, j)))
+                        .collect();
+                    assert_eq!(got, want, "links of point {i}, dim {dim}");
+                    from = to;
                 }
             }
         }
