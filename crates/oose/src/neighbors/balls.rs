@@ -474,137 +474,6 @@ impl<const D: usize> Tree<D> {
         rc2.sqrt()
     }
 
-    /// The exact k-th nearest squared distance of each query of a group of nearby
-    /// queries, appended to `out` (see [`PointIndex::kth_group`]).
-    ///
-    /// With c the centre of the group's box and r_c its k-th nearest distance, a query
-    /// q has k points within r_c + ||q − c|| (triangle inequality), and within
-    /// r_p + ||q − p|| for the previous query p of the group (r_p just computed). One
-    /// descent gathers every leaf within the largest first bound of the group's box;
-    /// each query scans those leaves with the smaller of its two bounds, and the k-th
-    /// smallest distance within it is the exact k-th nearest. (Bounds are widened by a
-    /// relative 1e-10, far above the rounding of the triangle inequality; that only
-    /// adds candidates.)
-    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
-        let (lo, hi, c) = Self::group_box(qs);
-        let rc = self.centre_knn(&c, k, s);
-        let reach = qs
-            .chunks_exact(D)
-            .fold(0.0f64, |a, q| a.max(widen(rc + sq_dist(q, &c).sqrt())));
-        self.prepare_scan(&lo, &hi, reach, s);
-        let mut prev: Option<([f64; D], f64)> = None;
-        for q in qs.chunks_exact(D) {
-            let q: [f64; D] = std::array::from_fn(|k| q[k]);
-            let mut bound = widen(rc + sq_dist(&q, &c).sqrt());
-            if let Some((p, r2p)) = prev {
-                bound = bound.min(widen(r2p.sqrt() + sq_dist(&q, &p).sqrt()));
-            }
-            let n = self.scan(&q, &s.leaves, |_| bound, &mut s.cand);
-            let r2q = Self::kth_of(&s.cand[..n], bound, k, &mut s.bits);
-            out.push(r2q);
-            prev = Some((q, r2q));
-        }
-    }
-
-    /// The links {p : ||q − p||² ≤ max(r²_q, r²_p)} of each query of a group, given
-    /// each query's own squared radius r²_q (see [`PointIndex::links_group`]). One
-    /// descent gathers every leaf within the largest r²_q of the group's box or within
-    /// its largest ball of it; no bound needs widening. Links come in tree order.
-    fn links_group(
-        &self,
-        qs: &[f64],
-        r2q: &[f64],
-        ids: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
-        let (lo, hi, _) = Self::group_box(qs);
-        let reach = r2q.iter().fold(0.0f64, |a, &b| a.max(b));
-        self.prepare_scan(&lo, &hi, reach, s);
-        for (q, &r) in qs.chunks_exact(D).zip(r2q) {
-            let q: [f64; D] = std::array::from_fn(|k| q[k]);
-            let n = self.scan(&q, &s.leaves, |m| r.max(m), &mut s.cand);
-            self.push_links(&s.cand[..n], r, ids, out);
-            ends.push(out.len());
-        }
-    }
-
-    /// The mirror-rule links of a group of nearby queries (see
-    /// [`PointIndex::mirror_group`]).
-    ///
-    /// With c the centre of the group's box, r_c its k-th nearest distance and p any
-    /// point, a query q has k points within b_q = min(r_c + ||q − c||, r_p + ||q − p||)
-    /// (triangle inequality; r_p, p's ball, holds p's k nearest), p taken as the
-    /// nearest to q of c's k nearest. One descent gathers every leaf whose box lies
-    /// within max_q b_q² of the group's box or within the leaf's largest ball of it.
-    /// Each query then scans those leaves as the single-query search would with the
-    /// fixed bound b_q²: every point within b_q² or within its own ball is found, and
-    /// the k-th smallest of those within b_q² is the exact k-th nearest distance. (The
-    /// bounds are widened by a relative 1e-10, far above the rounding of the triangle
-    /// inequality; that only adds candidates.) Links come in tree order.
-    fn mirror_group(
-        &self,
-        qs: &[f64],
-        k: usize,
-        ids: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
-        let (lo, hi, c) = Self::group_box(qs);
-        let rc = self.centre_knn(&c, k, s);
-        s.bounds.clear();
-        for q in qs.chunks_exact(D) {
-            let near = s.near.iter().fold((0, f64::INFINITY), |a, &p| {
-                let d = sq_dist(q, &self.pts[p as usize]);
-                if d < a.1 {
-                    (p, d)
-                } else {
-                    a
-                }
-            });
-            s.bounds.push(
-                widen(rc + sq_dist(q, &c).sqrt())
-                    .min(widen(self.r2[near.0 as usize].sqrt() + near.1.sqrt())),
-            );
-        }
-        let reach = s.bounds.iter().fold(0.0f64, |a, &b| a.max(b));
-        self.prepare_scan(&lo, &hi, reach, s);
-        for (q, &bound) in qs.chunks_exact(D).zip(&s.bounds) {
-            let q: [f64; D] = std::array::from_fn(|k| q[k]);
-            // Every point within the bound or within its own ball.
-            let n = self.scan(&q, &s.leaves, |m| bound.max(m), &mut s.cand);
-            let r2q = Self::kth_of(&s.cand[..n], bound, k, &mut s.bits);
-            self.push_links(&s.cand[..n], r2q, ids, out);
-            ends.push(out.len());
-        }
-    }
-
-    /// Ends of the leaves in tree positions (the first leaf starts at 0).
-    fn leaf_ends(&self) -> Vec<usize> {
-        self.nodes[self.first_leaf..]
-            .iter()
-            .filter(|nd| nd.end > nd.start)
-            .map(|nd| nd.end as usize)
-            .collect()
-    }
-
-    /// Gives the points the balls `r2` (tree order).
-    fn set_balls(&mut self, r2: Vec<f64>) {
-        for nd in &mut self.nodes[self.first_leaf..] {
-            nd.max_r2 = r2[nd.start as usize..nd.end as usize]
-                .iter()
-                .fold(0.0, |a: f64, &b| a.max(b));
-        }
-        for i in (0..self.first_leaf).rev() {
-            self.nodes[i].max_r2 = self.nodes[2 * i + 1]
-                .max_r2
-                .max(self.nodes[2 * i + 2].max_r2);
-        }
-        self.r2 = r2;
-    }
-
     fn query(&self, q: &[f64], v: &mut impl Visit) {
         let q: [f64; D] = std::array::from_fn(|k| q[k]);
         if !self.pts.is_empty() {
@@ -666,18 +535,66 @@ impl<const D: usize> Search for Tree<D> {
     fn grouped(&self) -> Option<&dyn Grouped> {
         (!self.pts.is_empty()).then_some(self as &dyn Grouped)
     }
+    /// Ends of the leaves in tree positions (the first leaf starts at 0).
     fn leaf_ends(&self) -> Vec<usize> {
-        Tree::leaf_ends(self)
+        self.nodes[self.first_leaf..]
+            .iter()
+            .filter(|nd| nd.end > nd.start)
+            .map(|nd| nd.end as usize)
+            .collect()
     }
+    /// Gives the points the balls `r2` (tree order).
     fn set_balls(&mut self, r2: Vec<f64>) {
-        Tree::set_balls(self, r2);
+        for nd in &mut self.nodes[self.first_leaf..] {
+            nd.max_r2 = r2[nd.start as usize..nd.end as usize]
+                .iter()
+                .fold(0.0, |a: f64, &b| a.max(b));
+        }
+        for i in (0..self.first_leaf).rev() {
+            self.nodes[i].max_r2 = self.nodes[2 * i + 1]
+                .max_r2
+                .max(self.nodes[2 * i + 2].max_r2);
+        }
+        self.r2 = r2;
     }
 }
 
 impl<const D: usize> Grouped for Tree<D> {
+    /// The exact k-th nearest squared distance of each query of a group of nearby
+    /// queries, appended to `out` (see [`PointIndex::kth_group`]).
+    ///
+    /// With c the centre of the group's box and r_c its k-th nearest distance, a query
+    /// q has k points within r_c + ||q − c|| (triangle inequality), and within
+    /// r_p + ||q − p|| for the previous query p of the group (r_p just computed). One
+    /// descent gathers every leaf within the largest first bound of the group's box;
+    /// each query scans those leaves with the smaller of its two bounds, and the k-th
+    /// smallest distance within it is the exact k-th nearest. (Bounds are widened by a
+    /// relative 1e-10, far above the rounding of the triangle inequality; that only
+    /// adds candidates.)
     fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
-        Tree::kth_group(self, qs, k, s, out);
+        let (lo, hi, c) = Self::group_box(qs);
+        let rc = self.centre_knn(&c, k, s);
+        let reach = qs
+            .chunks_exact(D)
+            .fold(0.0f64, |a, q| a.max(widen(rc + sq_dist(q, &c).sqrt())));
+        self.prepare_scan(&lo, &hi, reach, s);
+        let mut prev: Option<([f64; D], f64)> = None;
+        for q in qs.chunks_exact(D) {
+            let q: [f64; D] = std::array::from_fn(|k| q[k]);
+            let mut bound = widen(rc + sq_dist(&q, &c).sqrt());
+            if let Some((p, r2p)) = prev {
+                bound = bound.min(widen(r2p.sqrt() + sq_dist(&q, &p).sqrt()));
+            }
+            let n = self.scan(&q, &s.leaves, |_| bound, &mut s.cand);
+            let r2q = Self::kth_of(&s.cand[..n], bound, k, &mut s.bits);
+            out.push(r2q);
+            prev = Some((q, r2q));
+        }
     }
+    /// The links {p : ||q − p||² ≤ max(r²_q, r²_p)} of each query of a group, given
+    /// each query's own squared radius r²_q (see [`PointIndex::links_group`]). One
+    /// descent gathers every leaf within the largest r²_q of the group's box or within
+    /// its largest ball of it; no bound needs widening. Links come in tree order.
     fn links_group(
         &self,
         qs: &[f64],
@@ -687,8 +604,29 @@ impl<const D: usize> Grouped for Tree<D> {
         out: &mut Vec<(usize, f64)>,
         ends: &mut Vec<usize>,
     ) {
-        Tree::links_group(self, qs, r2q, ids, s, out, ends);
+        let (lo, hi, _) = Self::group_box(qs);
+        let reach = r2q.iter().fold(0.0f64, |a, &b| a.max(b));
+        self.prepare_scan(&lo, &hi, reach, s);
+        for (q, &r) in qs.chunks_exact(D).zip(r2q) {
+            let q: [f64; D] = std::array::from_fn(|k| q[k]);
+            let n = self.scan(&q, &s.leaves, |m| r.max(m), &mut s.cand);
+            self.push_links(&s.cand[..n], r, ids, out);
+            ends.push(out.len());
+        }
     }
+    /// The mirror-rule links of a group of nearby queries (see
+    /// [`PointIndex::mirror_group`]).
+    ///
+    /// With c the centre of the group's box, r_c its k-th nearest distance and p any
+    /// point, a query q has k points within b_q = min(r_c + ||q − c||, r_p + ||q − p||)
+    /// (triangle inequality; r_p, p's ball, holds p's k nearest), p taken as the
+    /// nearest to q of c's k nearest. One descent gathers every leaf whose box lies
+    /// within max_q b_q² of the group's box or within the leaf's largest ball of it.
+    /// Each query then scans those leaves as the single-query search would with the
+    /// fixed bound b_q²: every point within b_q² or within its own ball is found, and
+    /// the k-th smallest of those within b_q² is the exact k-th nearest distance. (The
+    /// bounds are widened by a relative 1e-10, far above the rounding of the triangle
+    /// inequality; that only adds candidates.) Links come in tree order.
     fn mirror_group(
         &self,
         qs: &[f64],
@@ -698,7 +636,33 @@ impl<const D: usize> Grouped for Tree<D> {
         out: &mut Vec<(usize, f64)>,
         ends: &mut Vec<usize>,
     ) {
-        Tree::mirror_group(self, qs, k, ids, s, out, ends);
+        let (lo, hi, c) = Self::group_box(qs);
+        let rc = self.centre_knn(&c, k, s);
+        s.bounds.clear();
+        for q in qs.chunks_exact(D) {
+            let near = s.near.iter().fold((0, f64::INFINITY), |a, &p| {
+                let d = sq_dist(q, &self.pts[p as usize]);
+                if d < a.1 {
+                    (p, d)
+                } else {
+                    a
+                }
+            });
+            s.bounds.push(
+                widen(rc + sq_dist(q, &c).sqrt())
+                    .min(widen(self.r2[near.0 as usize].sqrt() + near.1.sqrt())),
+            );
+        }
+        let reach = s.bounds.iter().fold(0.0f64, |a, &b| a.max(b));
+        self.prepare_scan(&lo, &hi, reach, s);
+        for (q, &bound) in qs.chunks_exact(D).zip(&s.bounds) {
+            let q: [f64; D] = std::array::from_fn(|k| q[k]);
+            // Every point within the bound or within its own ball.
+            let n = self.scan(&q, &s.leaves, |m| bound.max(m), &mut s.cand);
+            let r2q = Self::kth_of(&s.cand[..n], bound, k, &mut s.bits);
+            self.push_links(&s.cand[..n], r2q, ids, out);
+            ends.push(out.len());
+        }
     }
 }
 
