@@ -551,17 +551,20 @@ pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Opti
     };
     drop((col_ptr, row_idx, values));
     let mut solve_mem = MemBuffer::try_new(sym.solve_in_place_scratch::<f64>(1, par)).ok()?;
-    let solve = |x: &mut [f64]| {
+    // x ↦ x − (topᵀx) top, before and after each solve.
+    let deflate = |x: &mut [f64]| {
         let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
         x.iter_mut().zip(top).for_each(|(xi, ti)| *xi -= dot * ti);
+    };
+    let solve = |x: &mut [f64]| {
+        deflate(x);
         llt.solve_in_place_with_conj(
             faer::Conj::No,
             MatMut::from_column_major_slice_mut(x, n, 1),
             par,
             MemStack::new(&mut solve_mem),
         );
-        let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
-        x.iter_mut().zip(top).for_each(|(xi, ti)| *xi -= dot * ti);
+        deflate(x);
     };
     let ritz = lanczos_full(solve, n, k, 1e-14, 120.min(n - 1))?;
     drop(l_values);

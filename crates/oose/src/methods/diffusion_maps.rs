@@ -347,71 +347,13 @@ impl DiffusionKernel {
                 // r²ᵢ, then its row {j : ||xᵢ − xⱼ||² ≤ max(r²ᵢ, r²ⱼ)} of the symmetric
                 // rule (no transpose needed: the test is symmetric bit for bit).
                 let points = PointIndex::new(x);
-                let order = points.spatial_order().to_vec();
-                let bounds = points.leaf_groups();
-                let groups: Vec<&[u32]> = bounds.windows(2).map(|g| &order[g[0]..g[1]]).collect();
-                let coords = |points: &PointIndex, g: &[u32], qs: &mut Vec<f64>| {
-                    qs.clear();
-                    for &i in g {
-                        qs.extend_from_slice(points.row(i as usize));
-                    }
-                };
-                let kth: Vec<Vec<f64>> = groups
-                    .par_iter()
-                    .map_init(
-                        || (Scratch::default(), Vec::new()),
-                        |(s, qs), g| {
-                            coords(&points, g, qs);
-                            let mut out = Vec::with_capacity(g.len());
-                            points.kth_group(qs, k, s, &mut out);
-                            out
-                        },
-                    )
-                    .collect();
-                let mut radii2 = vec![0.0; n];
-                for (g, r2) in groups.iter().zip(&kth) {
-                    for (&i, &v) in g.iter().zip(r2) {
-                        radii2[i as usize] = v;
-                    }
-                }
+                let radii2 = points.map_groups(|_, qs, s, out| points.kth_group(qs, k, s, out));
                 let points = points.into_balls(&radii2);
-                let linked: Vec<Vec<Vec<(u32, f64)>>> = groups
-                    .par_iter()
-                    .map_init(
-                        || {
-                            (
-                                Scratch::default(),
-                                Vec::new(),
-                                Vec::new(),
-                                Vec::new(),
-                                Vec::new(),
-                            )
-                        },
-                        |(s, qs, r2q, out, ends), g| {
-                            coords(&points, g, qs);
-                            r2q.clear();
-                            r2q.extend(g.iter().map(|&i| radii2[i as usize]));
-                            out.clear();
-                            ends.clear();
-                            points.links_group(qs, r2q, s, out, ends);
-                            let mut from = 0;
-                            ends.iter()
-                                .map(|&to| {
-                                    let row = &mut out[from..to];
-                                    from = to;
-                                    row.sort_unstable_by_key(|p| p.0);
-                                    row.iter().map(|&(j, d)| (j as u32, w(d))).collect()
-                                })
-                                .collect()
-                        },
-                    )
-                    .collect();
-                let mut rows = vec![Vec::new(); n];
-                for (g, part) in groups.iter().zip(linked) {
-                    for (&i, row) in g.iter().zip(part) {
-                        rows[i as usize] = row;
-                    }
-                }
+                let rows = symmetric_rows(&points, &radii2, |row| {
+                    row.iter()
+                        .map(|&(j, d)| (j as u32, w(d)))
+                        .collect::<Vec<_>>()
+                });
                 (Weights::Sparse(SymCsr::from_rows(rows)), radii2)
             }
             Sparsity::Threshold(eta) => {
@@ -468,6 +410,29 @@ impl DiffusionKernel {
             radii2,
         })
     }
+}
+
+/// f(row) for every point of `index` (indexed with the balls `r2`), row = its links
+/// {j : ||xᵢ − xⱼ||² ≤ max(r²ᵢ, r²ⱼ)} as (j, squared distance) sorted by j: the
+/// symmetric kNN rule when r²ᵢ is i's k-th nearest squared distance (the test is
+/// symmetric bit for bit, so no transpose is needed). In index order.
+fn symmetric_rows<T: Send>(
+    index: &PointIndex,
+    r2: &[f64],
+    f: impl Fn(&[(usize, f64)]) -> T + Sync,
+) -> Vec<T> {
+    index.map_groups(|g, qs, s, out| {
+        let r2q: Vec<f64> = g.iter().map(|&i| r2[i as usize]).collect();
+        let (mut links, mut ends) = (Vec::new(), Vec::new());
+        index.links_group(qs, &r2q, s, &mut links, &mut ends);
+        let mut from = 0;
+        for &to in &ends {
+            let row = &mut links[from..to];
+            row.sort_unstable_by_key(|p| p.0);
+            out.push(f(row));
+            from = to;
+        }
+    })
 }
 
 /// Sparse weight rows of new points: row r is `links[spans[r].0..spans[r].1]`
@@ -886,29 +851,15 @@ impl DiffusionCore {
                     .collect()
             }
             Sparsity::Knn(k) => {
+                // The batch's own kNN graph under the mirror rule: r²_z is z's k-th
+                // nearest squared distance to the training points.
                 let points = &self.indexes().points;
-                let r2: Vec<f64> = (0..m)
-                    .into_par_iter()
-                    .map_init(Scratch::default, |s, i| {
-                        let q: Vec<f64> = z.row(i).iter().copied().collect();
-                        points.kth_sq_dist(&q, k, s)
-                    })
-                    .collect();
-                let batch = PointIndex::with_balls(z, &r2);
-                (0..m)
-                    .into_par_iter()
-                    .map_init(
-                        || (Scratch::default(), Vec::new()),
-                        |(s, out), i| {
-                            out.clear();
-                            batch.within(batch.row(i), r2[i], s, out);
-                            batch.containing(batch.row(i), s, out);
-                            out.sort_by_key(|p| p.0);
-                            out.dedup_by_key(|p| p.0);
-                            out.iter().map(|&(_, d)| (-d / eps).exp()).sum()
-                        },
-                    )
-                    .collect()
+                let batch = PointIndex::new(z);
+                let r2 = batch.map_groups(|_, qs, s, out| points.kth_group(qs, k, s, out));
+                let batch = batch.into_balls(&r2);
+                symmetric_rows(&batch, &r2, |row| {
+                    row.iter().map(|&(_, d)| (-d / eps).exp()).sum()
+                })
             }
         }
     }

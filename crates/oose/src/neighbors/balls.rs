@@ -51,8 +51,6 @@ pub struct Scratch {
     cand: Vec<(u32, f64)>,
     /// Points whose ball holds the query (tree position, squared distance).
     members: Vec<(u32, f64)>,
-    /// Distances being selected from.
-    dist: Vec<f64>,
     /// An upper bound of the k-th smallest squared distance seen so far (∞ at first).
     bound: f64,
     /// Candidate count at which the bound is next tightened.
@@ -77,10 +75,23 @@ impl Scratch {
 
     /// The k-th smallest candidate distance.
     fn kth(&mut self, k: usize) -> f64 {
-        self.dist.clear();
-        self.dist.extend(self.cand.iter().map(|c| c.1));
-        *self.dist.select_nth_unstable_by(k - 1, f64::total_cmp).1
+        self.bits.resize(self.cand.len(), 0);
+        kth_smallest(&self.cand, f64::INFINITY, k, &mut self.bits)
     }
+}
+
+/// The k-th smallest of the candidate distances at most `bound` (there are at least
+/// k; `bits` holds at least as many entries as `cand`). Squared distances are ≥ +0 and
+/// never NaN, so their bit patterns order as they do.
+#[inline]
+fn kth_smallest(cand: &[(u32, f64)], bound: f64, k: usize, bits: &mut [u64]) -> f64 {
+    let mut m = 0;
+    for &(_, d) in cand {
+        bits[m] = d.to_bits();
+        m += usize::from(d <= bound);
+    }
+    assert!(m >= k, "fewer than k candidates");
+    f64::from_bits(*bits[..m].select_nth_unstable(k - 1).1)
 }
 
 /// What a descent collects: the radius within which it must look in a node whose
@@ -245,8 +256,9 @@ fn partition<const D: usize>(order: &mut [u32], points: &[f64], levels: u32) {
 }
 
 impl<const D: usize> Tree<D> {
-    /// Builds the tree; returns it with the original index of each tree position.
-    fn new(points: &[f64], r2: Option<&[f64]>) -> (Tree<D>, Vec<u32>) {
+    /// Builds the tree (without balls); returns it with the original index of each
+    /// tree position.
+    fn new(points: &[f64]) -> (Tree<D>, Vec<u32>) {
         let n = points.len() / D;
         let mut levels = 0u32;
         while n.div_ceil(1 << levels) > LEAF {
@@ -258,9 +270,6 @@ impl<const D: usize> Tree<D> {
             .iter()
             .map(|&i| std::array::from_fn(|k| points[i as usize * D + k]))
             .collect();
-        let r2: Vec<f64> = r2.map_or(Vec::new(), |r| {
-            order.iter().map(|&i| r[i as usize]).collect()
-        });
         let first_leaf = (1usize << levels) - 1;
         let empty = Node {
             lo: [0.0; D],
@@ -289,9 +298,6 @@ impl<const D: usize> Tree<D> {
                     node.hi[k] = node.hi[k].max(v);
                 }
             }
-            node.max_r2 = r2
-                .get(range)
-                .map_or(0.0, |r| r.iter().fold(0.0, |a, &b| a.max(b)));
         }
         for i in (0..first_leaf).rev() {
             let (a, b) = (nodes[2 * i + 1], nodes[2 * i + 2]);
@@ -300,13 +306,12 @@ impl<const D: usize> Tree<D> {
                 node.lo[k] = a.lo[k].min(b.lo[k]);
                 node.hi[k] = a.hi[k].max(b.hi[k]);
             }
-            node.max_r2 = a.max_r2.max(b.max_r2);
         }
         (
             Tree {
                 nodes,
                 pts,
-                r2,
+                r2: Vec::new(),
                 first_leaf,
             },
             order,
@@ -434,20 +439,6 @@ impl<const D: usize> Tree<D> {
             }
         }
         n
-    }
-
-    /// The k-th smallest of the candidate distances at most `bound` (there are at
-    /// least k). Squared distances are ≥ +0 and never NaN, so their bit patterns order
-    /// as they do.
-    #[inline]
-    fn kth_of(cand: &[(u32, f64)], bound: f64, k: usize, bits: &mut [u64]) -> f64 {
-        let mut m = 0;
-        for &(_, d) in cand {
-            bits[m] = d.to_bits();
-            m += usize::from(d <= bound);
-        }
-        assert!(m >= k, "group search: fewer than k candidates");
-        f64::from_bits(*bits[..m].select_nth_unstable(k - 1).1)
     }
 
     /// Appends `(original index, d)` of the candidates with d ≤ max(r²_q, r²_p).
@@ -586,7 +577,7 @@ impl<const D: usize> Grouped for Tree<D> {
                 bound = bound.min(widen(r2p.sqrt() + sq_dist(&q, &p).sqrt()));
             }
             let n = self.scan(&q, &s.leaves, |_| bound, &mut s.cand);
-            let r2q = Self::kth_of(&s.cand[..n], bound, k, &mut s.bits);
+            let r2q = kth_smallest(&s.cand[..n], bound, k, &mut s.bits);
             out.push(r2q);
             prev = Some((q, r2q));
         }
@@ -659,7 +650,7 @@ impl<const D: usize> Grouped for Tree<D> {
             let q: [f64; D] = std::array::from_fn(|k| q[k]);
             // Every point within the bound or within its own ball.
             let n = self.scan(&q, &s.leaves, |m| bound.max(m), &mut s.cand);
-            let r2q = Self::kth_of(&s.cand[..n], bound, k, &mut s.bits);
+            let r2q = kth_smallest(&s.cand[..n], bound, k, &mut s.bits);
             self.push_links(&s.cand[..n], r2q, ids, out);
             ends.push(out.len());
         }
@@ -734,37 +725,24 @@ impl std::fmt::Debug for PointIndex {
 impl PointIndex {
     /// Indexes the rows of `x`.
     pub fn new(x: MatRef<'_, f64>) -> PointIndex {
-        Self::build(x, None)
-    }
-
-    /// Indexes the rows of `x`, row i with the ball of squared radius `r2[i]` (≥ 0).
-    pub fn with_balls(x: MatRef<'_, f64>, r2: &[f64]) -> PointIndex {
-        assert_eq!(r2.len(), x.nrows(), "one radius per row");
-        Self::build(x, Some(r2))
-    }
-
-    fn build(x: MatRef<'_, f64>, r2: Option<&[f64]>) -> PointIndex {
         let dim = x.ncols();
         let n = x.nrows();
         let points: Vec<f64> = (0..n)
             .flat_map(|i| (0..dim).map(move |j| x[(i, j)]))
             .collect();
-        let brute = || -> (Box<dyn Search>, Vec<u32>) {
+        let (search, ids) = if !(1..=MAX_DIM).contains(&dim) || n < 64 {
             let b = Brute {
                 dim,
                 points: points.clone(),
-                r2: r2.map_or(Vec::new(), <[f64]>::to_vec),
+                r2: Vec::new(),
             };
-            (Box::new(b), (0..n as u32).collect())
-        };
-        let (search, ids) = if !(1..=MAX_DIM).contains(&dim) || n < 64 {
-            brute()
+            (Box::new(b) as Box<dyn Search>, (0..n as u32).collect())
         } else {
             macro_rules! dispatch {
                 ($($d:literal)*) => {
                     match dim {
                         $($d => {
-                            let (t, ids) = Tree::<$d>::new(&points, r2);
+                            let (t, ids) = Tree::<$d>::new(&points);
                             (Box::new(t) as Box<dyn Search>, ids)
                         })*
                         _ => unreachable!(),
@@ -776,10 +754,15 @@ impl PointIndex {
         PointIndex {
             dim,
             points,
-            has_balls: r2.is_some(),
+            has_balls: false,
             ids,
             search,
         }
+    }
+
+    /// Indexes the rows of `x`, row i with the ball of squared radius `r2[i]` (≥ 0).
+    pub fn with_balls(x: MatRef<'_, f64>, r2: &[f64]) -> PointIndex {
+        Self::new(x).into_balls(r2)
     }
 
     /// Number of indexed points.
@@ -804,28 +787,7 @@ impl PointIndex {
     }
 
     /// The k-th smallest exact squared distance from `q` to the indexed points
-    /// (1 ≤ k ≤ len; a query that is one of the points counts itself at distance 0),
-    /// and in `out` (cleared first) `(i, ||q − xᵢ||²)` for every point within it, ties
-    /// included, in no particular order.
-    pub fn knn_ball(
-        &self,
-        q: &[f64],
-        k: usize,
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-    ) -> f64 {
-        let r2 = self.nearest(q, k, false, s);
-        out.clear();
-        out.extend(
-            s.cand
-                .iter()
-                .filter(|c| c.1 <= r2)
-                .map(|&(p, d)| (self.ids[p as usize] as usize, d)),
-        );
-        r2
-    }
-
-    /// The k-th smallest exact squared distance from `q` (see [`PointIndex::knn_ball`]).
+    /// (1 ≤ k ≤ len; a query that is one of the points counts itself at distance 0).
     pub fn kth_sq_dist(&self, q: &[f64], k: usize, s: &mut Scratch) -> f64 {
         self.nearest(q, k, false, s)
     }
@@ -994,8 +956,47 @@ impl PointIndex {
         bounds
     }
 
-    /// The same index with the ball of squared radius `r2[i]` (≥ 0) around point i, as
-    /// [`PointIndex::with_balls`] would build it.
+    /// Runs `f(group, coordinates, scratch, out)` on every group of nearby indexed
+    /// points ([`PointIndex::leaf_groups`]) in parallel: `group` holds the points'
+    /// indices, `coordinates` their rows (row-major), and `f` appends one value per
+    /// point of the group to `out`. Returns the values in index order.
+    pub fn map_groups<T: Send>(
+        &self,
+        f: impl Fn(&[u32], &[f64], &mut Scratch, &mut Vec<T>) + Sync,
+    ) -> Vec<T> {
+        use rayon::prelude::*;
+        let bounds = self.leaf_groups();
+        let parts: Vec<Vec<T>> = bounds
+            .par_windows(2)
+            .map_init(
+                || (Scratch::default(), Vec::new()),
+                |(s, qs), w| {
+                    let g = &self.ids[w[0]..w[1]];
+                    qs.clear();
+                    for &i in g {
+                        qs.extend_from_slice(self.row(i as usize));
+                    }
+                    let mut out = Vec::with_capacity(g.len());
+                    f(g, qs, s, &mut out);
+                    assert_eq!(out.len(), g.len(), "one value per point of the group");
+                    out
+                },
+            )
+            .collect();
+        let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(self.len()).collect();
+        for (w, part) in bounds.windows(2).zip(parts) {
+            for (&i, v) in self.ids[w[0]..w[1]].iter().zip(part) {
+                slots[i as usize] = Some(v);
+            }
+        }
+        slots
+            .into_iter()
+            .map(|v| v.expect("every point is in one group"))
+            .collect()
+    }
+
+    /// The same index with the ball of squared radius `r2[i]` (≥ 0) around point i
+    /// (replacing any earlier balls).
     pub fn into_balls(mut self, r2: &[f64]) -> PointIndex {
         assert_eq!(r2.len(), self.len(), "one radius per point");
         let tree_order = self.ids.iter().map(|&i| r2[i as usize]).collect();
@@ -1096,9 +1097,12 @@ mod tests {
                 sorted.sort_by(f64::total_cmp);
                 let k = 1 + q % 9;
                 assert_eq!(idx.kth_sq_dist(&qv, k, &mut s), sorted[k - 1]);
+                let mut one = Vec::new();
+                idx.kth_group(&qv, k, &mut s, &mut one);
+                assert_eq!(one, vec![sorted[k - 1]], "grouped k-th, dim {dim}, k {k}");
+                let r2k = sorted[k - 1];
                 let mut got = Vec::new();
-                let r2k = idx.knn_ball(&qv, k, &mut s, &mut got);
-                assert_eq!(r2k, sorted[k - 1]);
+                idx.within(&qv, r2k, &mut s, &mut got);
                 let mut got: Vec<usize> = got.into_iter().map(|p| p.0).collect();
                 got.sort();
                 let want: Vec<usize> = (0..n).filter(|&i| all[i] <= r2k).collect();
