@@ -11,7 +11,7 @@ use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Column, Extension};
 use crate::kernel::distance::row_sq_norms;
-use crate::kernel::{bandwidth, Bandwidth, Kernel};
+use crate::kernel::{bandwidth, fast_exp, Bandwidth, Kernel};
 use crate::linalg::eigen::{
     lanczos_fits, top_eigen, top_eigen_near_one, top_eigen_sparse, Eigen, Solver, AUTO_DENSE_MAX,
 };
@@ -350,9 +350,10 @@ impl DiffusionKernel {
                 let radii2 = points.map_groups(|_, qs, s, out| points.kth_group(qs, k, s, out));
                 let points = points.into_balls(&radii2);
                 let rows = symmetric_rows(&points, &radii2, |row| {
-                    row.iter()
-                        .map(|&(j, d)| (j as u32, w(d)))
-                        .collect::<Vec<_>>()
+                    let mut row: Vec<(u32, f64)> =
+                        row.iter().map(|&(j, d)| (j as u32, d)).collect();
+                    gaussian_in_place(&mut row, eps);
+                    row
                 });
                 (Weights::Sparse(SymCsr::from_rows(rows)), radii2)
             }
@@ -446,6 +447,22 @@ impl SparseRows {
     fn row(&self, r: usize) -> &[(usize, f64)] {
         let (a, b) = self.spans[r];
         &self.links[a..b]
+    }
+}
+
+/// (j, d²) ↦ (j, exp(−d²/ε)) for every entry, by the vectorised exp (≤ 2 ulp from
+/// `f64::exp`), through a small buffer.
+fn gaussian_in_place<J>(entries: &mut [(J, f64)], eps: f64) {
+    let mut buf = [0.0f64; 256];
+    for chunk in entries.chunks_mut(buf.len()) {
+        let b = &mut buf[..chunk.len()];
+        for (v, e) in b.iter_mut().zip(chunk.iter()) {
+            *v = e.1;
+        }
+        fast_exp::exp_scaled(b, -1.0 / eps);
+        for (v, e) in b.iter().zip(chunk.iter_mut()) {
+            e.1 = *v;
+        }
     }
 }
 
@@ -752,7 +769,7 @@ impl DiffusionCore {
 
     /// Weights of new points to the training points, one sparse row per point
     /// (sparse kernels).
-    fn sparse_rows(&self, z: MatRef<'_, f64>) -> SparseRows {
+    fn sparse_rows(&self, z: MatRef<'_, f64>, groups: &[usize]) -> SparseRows {
         let eps = self.epsilon;
         let points = &self.indexes().points;
         let mut scratch = Scratch::default();
@@ -760,26 +777,25 @@ impl DiffusionCore {
         let mut spans = vec![(0, 0); z.nrows()];
         match self.spec.sparsity {
             Sparsity::Knn(k) => {
-                // Nearby rows share one descent (PointIndex::mirror_group).
-                let (order, bounds) = locality_groups(z, 16);
-                let (mut qs, mut ends) = (Vec::new(), Vec::new());
-                for g in bounds.windows(2) {
-                    let group = &order[g[0]..g[1]];
+                // Rows come in locality order, cut into groups of nearby rows
+                // (extend_psi); a group shares one descent (PointIndex::mirror_group).
+                let mut qs = Vec::new();
+                let mut ends = Vec::new();
+                for g in groups.windows(2) {
+                    let rows = g[0]..g[1];
                     qs.clear();
-                    for &r in group {
-                        qs.extend(z.row(r as usize).iter().copied());
+                    for r in rows.clone() {
+                        qs.extend(z.row(r).iter().copied());
                     }
                     ends.clear();
                     let mut from = links.len();
                     points.mirror_group(&qs, k, &mut scratch, &mut links, &mut ends);
-                    for (&r, &to) in group.iter().zip(&ends) {
-                        spans[r as usize] = (from, to);
+                    for (r, &to) in rows.zip(&ends) {
+                        spans[r] = (from, to);
                         from = to;
                     }
                 }
-                for l in &mut links {
-                    l.1 = (-l.1 / eps).exp();
-                }
+                gaussian_in_place(&mut links, eps);
             }
             Sparsity::Threshold(eta) => {
                 let r2 = threshold_radius2(eps, eta);
@@ -876,15 +892,18 @@ impl DiffusionCore {
     ) -> Result<Extension> {
         validate::finite_nonempty("new points", z)?;
         validate::columns("new points", z, self.input_width())?;
-        // kNN rows run in locality order, so that the rows of a chunk are near one
-        // another and share descents (sparse_rows); results go back to input order.
-        let perm: Option<Vec<usize>> = matches!(self.spec.sparsity, Sparsity::Knn(_)).then(|| {
-            locality_groups(z, 16)
-                .0
-                .into_iter()
-                .map(|i| i as usize)
-                .collect()
-        });
+        // kNN rows run in locality order, cut once into groups of nearby rows that
+        // share descents (sparse_rows); results go back to input order.
+        let (perm, groups) = match self.spec.sparsity {
+            Sparsity::Knn(_) => {
+                let (order, bounds) = locality_groups(z, 16);
+                (
+                    Some(order.into_iter().map(|i| i as usize).collect::<Vec<_>>()),
+                    bounds,
+                )
+            }
+            _ => (None, Vec::new()),
+        };
         let zp = perm
             .as_ref()
             .map(|p| Mat::from_fn(z.nrows(), z.ncols(), |r, j| z[(p[r], j)]));
@@ -913,7 +932,20 @@ impl DiffusionCore {
                     let zsq = row_sq_norms(zc);
                     (None, Some(k.block(zc, &zsq, self.x.view(), x_sq, Par::Seq)))
                 }
-                None => (Some(self.sparse_rows(zc)), None),
+                None => {
+                    // This chunk's groups, cut at its ends, from 0.
+                    let end = start + zc.nrows();
+                    let g: Vec<usize> = std::iter::once(0)
+                        .chain(
+                            groups
+                                .iter()
+                                .filter(|&&b| b > start && b < end)
+                                .map(|&b| b - start),
+                        )
+                        .chain(std::iter::once(zc.nrows()))
+                        .collect();
+                    (Some(self.sparse_rows(zc, &g)), None)
+                }
             };
             Ok(self.finish_rows(start, zc.nrows(), sparse, dense, extra_q.as_deref()))
         })?;
