@@ -3,6 +3,7 @@
 //! rule of SPEC §3 applied to every eigenvector.
 
 use crate::error::{Error, Result};
+use crate::linalg::cholesky::Cholesky;
 use crate::linalg::sparse::{Shifted, SymCsr};
 use crate::rng::Rng;
 use faer::dyn_stack::{MemBuffer, MemStack};
@@ -493,8 +494,6 @@ pub const SHIFT_INVERT_MAX_FILL: usize = 60;
 /// precision. `None` when the factor would fill more than [`SHIFT_INVERT_MAX_FILL`]
 /// times nnz(A), or the factorisation or Lanczos fail: the caller falls back.
 pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Option<Eigen> {
-    use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef};
-    use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
     let n = a.n();
     // (1 + σ)I − A, upper triangle in CSC: column i holds row i's entries j < i of the
     // symmetric A (sorted) and then the diagonal, so no sort or triplet pass is needed.
@@ -518,39 +517,16 @@ pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Opti
         values.push(diag);
         col_ptr.push(row_idx.len());
     }
-    let structure = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-    let m = SparseColMatRef::new(structure, &values);
     // One symbolic analysis (AMD ordering), used both to bound the fill and to factor.
-    let sym = factorize_symbolic_cholesky(
-        structure,
-        Side::Upper,
-        Default::default(),
-        Default::default(),
-    )
-    .ok()?;
-    if sym.len_val() > SHIFT_INVERT_MAX_FILL * a.nnz().max(n) {
-        return None;
-    }
-    let par = Par::rayon(0);
-    let mut l_values = vec![0.0f64; sym.len_val()];
-    let llt = {
-        let mut mem =
-            MemBuffer::try_new(sym.factorize_numeric_llt_scratch::<f64>(par, Default::default()))
-                .ok()?;
-        sym.factorize_numeric_llt(
-            &mut l_values,
-            m,
-            Side::Upper,
-            Default::default(),
-            par,
-            MemStack::new(&mut mem),
-            Default::default(),
-        )
-        .ok()?;
-        LltRef::new(&sym, &l_values)
-    };
+    let chol = Cholesky::factor_upper(
+        n,
+        &col_ptr,
+        &row_idx,
+        &values,
+        SHIFT_INVERT_MAX_FILL * a.nnz().max(n),
+    )?;
     drop((col_ptr, row_idx, values));
-    let mut solve_mem = MemBuffer::try_new(sym.solve_in_place_scratch::<f64>(1, par)).ok()?;
+    let mut work = [Vec::new(), Vec::new()];
     // x ↦ x − (topᵀx) top, before and after each solve.
     let deflate = |x: &mut [f64]| {
         let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
@@ -558,16 +534,11 @@ pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Opti
     };
     let solve = |x: &mut [f64]| {
         deflate(x);
-        llt.solve_in_place_with_conj(
-            faer::Conj::No,
-            MatMut::from_column_major_slice_mut(x, n, 1),
-            par,
-            MemStack::new(&mut solve_mem),
-        );
+        chol.solve_in_place(x, &mut work);
         deflate(x);
     };
     let ritz = lanczos_full(solve, n, k, 1e-14, 120.min(n - 1))?;
-    drop(l_values);
+    drop(chol);
     // Rayleigh–Ritz with A on the span of the Ritz vectors.
     let v = ritz;
     let mut av = Mat::<f64>::zeros(n, k);

@@ -50,6 +50,7 @@ macro_rules! symmetric_lin_op {
 }
 
 pub mod center;
+pub(crate) mod cholesky;
 pub mod eigen;
 pub mod pivoted_cholesky;
 pub mod procrustes;
