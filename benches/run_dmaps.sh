@@ -3,7 +3,7 @@
 # and the N = 10⁶ scale run (time and peak memory). S-curve N = 20000 (seed 0),
 # M = 20000 new (seed 1), k = 25, ε = 0.02, α = 1, d = 2. Prints medians and ratios
 # peer/oose. The peers live in .venv-datafold (scripts/test creates it; pydiffmap is
-# added here).
+# added here). DMAPS_SCALE=0 skips the scale run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv-datafold/bin/python
@@ -34,6 +34,7 @@ best_tr = min(p["transform_s"] for p in peer.values())
 print(f"fit ratio vs the faster peer {best_fit/fit:.1f}x (target >= 10x), transform ratio {best_tr/tr:.1f}x (target >= 5x)")
 PYEOF
 # Scale run: N = 10⁶ S-curve, k = 25, ε by the log-slope rule.
+[ "${DMAPS_SCALE:-1}" = 0 ] && exit 0
 ./target/release/oose dataset s-curve --n 1000000 --seed 2 --output "$tmp/big.npy"
 /usr/bin/time -f "dmaps N=1000000, k=25: fit (CLI, incl. reading 24 MB) %e s, peak RSS %M KiB" \
     ./target/release/oose fit dmaps --input "$tmp/big.npy" --knn 25 --epsilon log-slope --output "$tmp/dm.oose"

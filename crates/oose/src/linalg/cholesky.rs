@@ -175,6 +175,16 @@ impl Cholesky {
         self.backward_nodes(bin.iter().rev().flat_map(|r| r.clone().rev()), y);
     }
 
+    /// Supernode `s`: its first column, its width, the rows below its diagonal block
+    /// and its values (column-major, width + rows.len() rows).
+    fn node(&self, s: usize) -> (usize, usize, &[usize], &[f64]) {
+        let node = &self.nodes[s];
+        let w = node.cols.len();
+        let rows = &self.rows[node.rows.clone()];
+        let vals = &self.values[node.val..node.val + w * (w + rows.len())];
+        (node.cols.start, w, rows, vals)
+    }
+
     /// L z = y over the supernodes `nodes` (in an order where descendants come first).
     fn forward_nodes(&self, nodes: impl Iterator<Item = usize>, y: &mut [f64]) {
         let mut tmp = Vec::new();
@@ -182,11 +192,8 @@ impl Cholesky {
             #[inline(always)]
             || {
                 for s in nodes {
-                    let node = &self.nodes[s];
-                    let (c0, w) = (node.cols.start, node.cols.len());
-                    let rows = &self.rows[node.rows.clone()];
+                    let (c0, w, rows, vals) = self.node(s);
                     let h = w + rows.len();
-                    let vals = &self.values[node.val..node.val + w * h];
                     tmp.clear();
                     tmp.resize(rows.len(), 0.0);
                     let top = &mut y[c0..c0 + w];
@@ -216,11 +223,8 @@ impl Cholesky {
             #[inline(always)]
             || {
                 for s in nodes {
-                    let node = &self.nodes[s];
-                    let (c0, w) = (node.cols.start, node.cols.len());
-                    let rows = &self.rows[node.rows.clone()];
+                    let (c0, w, rows, vals) = self.node(s);
                     let h = w + rows.len();
-                    let vals = &self.values[node.val..node.val + w * h];
                     tmp.clear();
                     tmp.extend(rows.iter().map(|&r| y[r]));
                     let top = &mut y[c0..c0 + w];
