@@ -274,24 +274,28 @@ fn split(nodes: &[Supernode], rows: &[usize], n: usize) -> ([Vec<Range<usize>>; 
         .iter()
         .map(|node| rows[node.rows.clone()].iter().min().map(|&r| of[r]))
         .collect();
-    let mut size: Vec<usize> = nodes
+    // Values of each supernode, then of each subtree.
+    let own: Vec<usize> = nodes
         .iter()
         .map(|node| node.cols.len() * (node.cols.len() + node.rows.len()))
         .collect();
+    let mut size = own.clone();
     let mut first: Vec<usize> = (0..ns).collect();
     let mut children = vec![Vec::new(); ns];
     let mut roots = Vec::new();
     for s in 0..ns {
         match parent[s] {
-            Some(p) if p > s => {
+            Some(p) => {
+                // faer numbers supernodes in postorder: a parent comes after its
+                // children, and each subtree is the range first[r]..=r.
+                assert!(p > s, "supernodes out of postorder");
                 size[p] += size[s];
                 first[p] = first[p].min(first[s]);
                 children[p].push(s);
             }
-            _ => roots.push(s),
+            None => roots.push(s),
         }
     }
-    let own = |s: usize| nodes[s].cols.len() * (nodes[s].cols.len() + nodes[s].rows.len());
     let fill = |frontier: &[usize]| {
         let mut f = frontier.to_vec();
         f.sort_by_key(|&s| (std::cmp::Reverse(size[s]), s));
@@ -319,7 +323,7 @@ fn split(nodes: &[Supernode], rows: &[usize], n: usize) -> ([Vec<Range<usize>>; 
         frontier.retain(|&s| s != big);
         frontier.extend(&children[big]);
         top.push(big);
-        top_size += own(big);
+        top_size += own[big];
         let cost = top_size + fill(&frontier).1;
         if cost < best.0 {
             best = (cost, top.clone(), frontier.clone());

@@ -935,13 +935,10 @@ impl DiffusionCore {
                 None => {
                     // This chunk's groups, cut at its ends, from 0.
                     let end = start + zc.nrows();
+                    let inner = groups.partition_point(|&b| b <= start)
+                        ..groups.partition_point(|&b| b < end);
                     let g: Vec<usize> = std::iter::once(0)
-                        .chain(
-                            groups
-                                .iter()
-                                .filter(|&&b| b > start && b < end)
-                                .map(|&b| b - start),
-                        )
+                        .chain(groups[inner].iter().map(|&b| b - start))
                         .chain(std::iter::once(zc.nrows()))
                         .collect();
                     (Some(self.sparse_rows(zc, &g)), None)
