@@ -8,8 +8,8 @@ use oose::datasets::{select_rows, split_indices, swiss_roll};
 use oose::diagnostics::retrain::compare_with_retraining;
 use oose::faer::{Mat, MatRef};
 use oose::methods::OutOfSample;
-use oose::model::Model;
-use oose::prelude::*;
+use oose::model::params::{Value, Values};
+use oose::model::{Input, MethodInfo, Model};
 use std::time::Instant;
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -37,20 +37,22 @@ pub struct DemoArgs {
     seed: u64,
 }
 
+impl DemoMethod {
+    fn name(self) -> String {
+        self.to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
+    }
+}
+
+/// The demo's parameters: the library's defaults, and the log-slope ε for diffusion
+/// maps (what the demo shows off).
 fn fit(method: DemoMethod, x: MatRef<'_, f64>) -> Result<Model, CliError> {
-    Ok(match method {
-        DemoMethod::Pca => Pca::default().fit(x)?.into(),
-        DemoMethod::Kpca => KernelPca::default().fit(x)?.into(),
-        DemoMethod::Mds => oose::methods::mds::ClassicalMds::default().fit(x)?.into(),
-        DemoMethod::Isomap => oose::methods::isomap::Isomap::default().fit(x)?.into(),
-        DemoMethod::Dmaps => {
-            use oose::methods::diffusion_maps::{DiffusionMaps, Epsilon};
-            DiffusionMaps::default()
-                .epsilon(Epsilon::LogSlope)
-                .fit(x)?
-                .into()
-        }
-    })
+    let mut v = Values::new();
+    if method == DemoMethod::Dmaps {
+        v.set("epsilon", Value::Str("log-slope".into()));
+    }
+    Ok(Model::fit(&method.name(), &v, Input::Points(x))?)
 }
 
 fn stats(v: &[f64]) -> (f64, f64, f64) {
@@ -87,31 +89,26 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
 
     let info = model.info();
     let get = |k: &str| info.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
-    match &model {
-        Model::KernelPca(m) => println!(
-            "method: kernel PCA, gaussian kernel, epsilon = {} (auto: median squared distance), {} components, solver {}",
-            m.params().kernel.epsilon().map(|e| format!("{e:.6}")).unwrap_or_default(),
-            m.n_components(),
-            m.solver_used().0.name()
-        ),
-        Model::Mds(_) => println!("method: classical MDS of the points, {} components", model.n_components()),
-        Model::Isomap(m) => println!(
-            "method: Isomap, k = {} neighbours, {} components, solver {}",
-            m.params().n_neighbors,
-            model.n_components(),
-            m.core().solver_used().0.name()
-        ),
-        Model::DiffusionMaps(m) => println!(
-            "method: diffusion maps, alpha = {}, k = 25 neighbours (symmetric kNN rule), epsilon = {:.6} (log-slope rule, dimension estimate {}), {} coordinates λ^t ψ/ψ₀ with t = {}, solver {}",
-            m.core().spec().alpha,
-            m.core().epsilon(),
-            get("dimension_estimate").unwrap_or_default(),
-            m.n_components(),
-            m.params().t,
-            m.core().solver_used().0.name()
-        ),
-        _ => println!("method: PCA, {} components", model.n_components()),
-    }
+    let about = MethodInfo::named(model.method()).map_or("", |m| m.about);
+    let used: Vec<String> = [
+        "kernel",
+        "epsilon",
+        "epsilon_rule",
+        "dimension_estimate",
+        "n_neighbors",
+        "alpha",
+        "t",
+        "output",
+        "solver",
+    ]
+    .iter()
+    .filter_map(|k| get(k).map(|v| format!("{k} = {v}")))
+    .collect();
+    println!(
+        "method: {about}, {} components; {}",
+        model.n_components(),
+        used.join(", ")
+    );
     println!("eigenvalues: {}", get("eigenvalues").unwrap_or_default());
     println!(
         "fit: {:.3} s   extend {} points: {:.4} s",
@@ -174,7 +171,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         );
         // (For MDS of 3-D points the residual is the distance² to the affine hull of
         // the data, all of R³: 0 everywhere, so the far point says nothing there.)
-        if !matches!(model, Model::Mds(_)) {
+        if model.method() != "mds" {
             let far = Mat::from_fn(1, 3, |_, j| [60.0, 60.0, 60.0][j]);
             let far_ext = model.extend(far.as_ref())?;
             println!(
@@ -282,8 +279,8 @@ fn restricted_section(model: &Model, x: MatRef<'_, f64>) -> Result<(), CliError>
             " (not unique)"
         }
     );
-    if let Model::Mds(m) = model {
-        let arc = m.arc(obj, 4)?;
+    {
+        let arc = model.arc(obj, 4)?;
         let pts: Vec<String> = arc
             .iter()
             .map(|(_, l, y)| {

@@ -1,9 +1,10 @@
 //! `oose._oose`: the Python bindings of the oose library.
 //!
 //! One class, [`PyModel`] (`oose._oose.Model`, any fitted model: embedding, extension
-//! with diagnostics, joint restricted reconstruction, the arc, info, bytes in the model
-//! file format), and one `fit_*` function per method whose keyword arguments are the
-//! library's parameters under their SPEC names. The Python package `oose` wraps them in
+//! with diagnostics, joint restricted reconstruction, the arc, info, its parameters,
+//! bytes in the model file format), and one `fit(method, x, params)` for every method of
+//! the library's registry, whose parameters are the library's under their SPEC names.
+//! Nothing here is specific to one method. The Python package `oose` wraps them in
 //! scikit-learn estimators and converts every input to a C-contiguous float64 array
 //! before it gets here; the GIL is released while Rust computes. Library errors arrive
 //! in Python as `ValueError` with the library's message.
@@ -17,35 +18,18 @@ use numpy::{
 };
 use oose::extend::{Extension, Strategy};
 use oose::faer::MatRef;
-use oose::kernel::{Bandwidth, Kernel};
-use oose::linalg::eigen::Solver;
-use oose::methods::diffusion_maps::{
-    Density, DiffusionKernel, DiffusionMaps, Epsilon, LaplacianEigenmaps, OnIsolated, Output,
-    Sparsity,
-};
-use oose::methods::interpolate::Interpolator;
-use oose::methods::isomap::Isomap;
-use oose::methods::kernel_pca::KernelPca;
-use oose::methods::landmark_mds::{LandmarkMds, Landmarks};
-use oose::methods::mds::{ClassicalMds, Proximity};
-use oose::methods::pca::Pca;
-use oose::methods::spectral_clustering::SpectralClustering;
+use oose::methods::diffusion_maps::{Density, OnIsolated};
+use oose::methods::mds::Proximity;
 use oose::methods::OutOfSample;
-use oose::model::Model;
+use oose::model::params::{Value, Values};
+use oose::model::{ExtendOptions, Input, MethodInfo, Model, METHODS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
 
 /// A library error as the `ValueError` Python users expect, with the same message.
 fn value_error(e: oose::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
-}
-
-fn invalid(name: &'static str, reason: &str) -> oose::Error {
-    oose::Error::InvalidParameter {
-        name,
-        reason: reason.into(),
-    }
 }
 
 /// A borrowed C-contiguous float64 matrix: its data and shape.
@@ -109,67 +93,48 @@ fn extension_to_python<'py>(
     Ok((coords, diag))
 }
 
-/// ε of a radial kernel: a float > 0 or the string `"auto"`.
-fn bandwidth(e: &Bound<'_, PyAny>) -> PyResult<Bandwidth> {
-    if let Ok(s) = e.extract::<String>() {
-        return Bandwidth::from_name(&s).map_err(value_error);
+/// A Python value as a parameter value: None, bool, int (≥ 0), float or str.
+fn to_value(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if v.is_none() {
+        return Ok(Value::None);
     }
-    let v: f64 = e
-        .extract()
-        .map_err(|_| PyValueError::new_err("epsilon: expected a float > 0 or \"auto\""))?;
-    Bandwidth::value(v).map_err(value_error)
-}
-
-/// ε of the diffusion kernels: a float > 0 (or inf), or `"auto"`, `"median"`,
-/// `"log-slope"`.
-fn diffusion_epsilon(e: &Bound<'_, PyAny>) -> PyResult<Epsilon> {
-    if let Ok(s) = e.extract::<String>() {
-        return Epsilon::from_name(&s).map_err(value_error);
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
     }
-    let v: f64 = e.extract().map_err(|_| {
-        PyValueError::new_err("epsilon: expected a float > 0, \"auto\" or \"log-slope\"")
-    })?;
-    Ok(Epsilon::Value(v))
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(Value::Str(s.to_str()?.to_string()));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return u64::try_from(i).map(Value::Int).map_err(|_| {
+            PyValueError::new_err(format!("invalid parameter `{name}`: must be >= 0, got {i}"))
+        });
+    }
+    if let Ok(x) = v.extract::<f64>() {
+        return Ok(Value::Float(x));
+    }
+    Err(PyValueError::new_err(format!(
+        "invalid parameter `{name}`: expected None, a bool, a number or a string, got {}",
+        v.repr()?
+    )))
 }
 
-fn solver(name: &str) -> PyResult<Solver> {
-    Solver::from_name(name).map_err(value_error)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn kernel(
-    name: &str,
-    epsilon: &Bound<'_, PyAny>,
-    beta: Option<f64>,
-    gamma: f64,
-    coef0: f64,
-    degree: u32,
-) -> PyResult<Kernel> {
-    Kernel::from_name(name, bandwidth(epsilon)?, beta, gamma, coef0, degree).map_err(value_error)
-}
-
-fn diffusion_kernel(
-    epsilon: &Bound<'_, PyAny>,
-    sparsity: &str,
-    n_neighbors: usize,
-    threshold: Option<f64>,
-    alpha: f64,
-) -> PyResult<DiffusionKernel> {
-    Ok(DiffusionKernel {
-        epsilon: diffusion_epsilon(epsilon)?,
-        sparsity: Sparsity::from_parts(sparsity, n_neighbors, threshold).map_err(value_error)?,
-        alpha,
+/// A parameter value as a Python object.
+fn to_python<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(x) => x.into_pyobject(py)?.into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
     })
 }
 
-/// Runs `fit` on the rows of `x` without the GIL.
-fn fit_rows<F>(py: Python<'_>, x: PyReadonlyArray2<'_, f64>, fit: F) -> PyResult<PyModel>
-where
-    F: FnOnce(MatRef<'_, f64>) -> oose::Result<Model> + Send,
-{
-    let rows = Rows::new(&x, "X")?;
-    let model = py.detach(|| fit(rows.mat())).map_err(value_error)?;
-    Ok(PyModel { inner: model })
+fn to_dict<'py>(py: Python<'py>, values: &[(&'static str, Value)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in values {
+        d.set_item(k, to_python(py, v)?)?;
+    }
+    Ok(d)
 }
 
 /// Any fitted oose model. Pickles through the model file format.
@@ -241,42 +206,32 @@ impl PyModel {
 
     /// The eigenvalues of the fit, largest first (None for an interpolant).
     fn eigenvalues(&self) -> Option<Vec<f64>> {
-        match &self.inner {
-            Model::Pca(m) => Some(m.eigenvalues().to_vec()),
-            Model::KernelPca(m) => Some(m.eigenvalues().to_vec()),
-            Model::Mds(m) => Some(m.core().eigenvalues().to_vec()),
-            Model::LandmarkMds(m) => Some(m.core().eigenvalues().to_vec()),
-            Model::Isomap(m) => Some(m.core().eigenvalues().to_vec()),
-            Model::DiffusionMaps(m) => Some(m.eigenvalues().to_vec()),
-            Model::Eigenmaps(m) => Some(m.core().eigenvalues().to_vec()),
-            Model::SpectralClustering(m) => Some(m.core().eigenvalues().to_vec()),
-            _ => None,
-        }
+        self.inner.fitted().eigenvalues().map(<[f64]>::to_vec)
     }
 
     /// ||f_X||²_H per value column (interpolants only).
     fn norms_squared(&self) -> Option<Vec<f64>> {
-        match &self.inner {
-            Model::Interpolate(m) => Some(m.norms_squared().to_vec()),
-            _ => None,
-        }
+        self.inner.fitted().norms_squared().map(<[f64]>::to_vec)
     }
 
     /// Cluster labels of the training points (spectral clustering only).
     fn labels(&self) -> Option<Vec<usize>> {
-        match &self.inner {
-            Model::SpectralClustering(m) => Some(m.labels().to_vec()),
-            _ => None,
-        }
+        self.inner.fitted().labels().map(<[usize]>::to_vec)
     }
 
     /// Indices of the training rows that were embedded (Isomap's largest component;
     /// every row for the other methods).
     fn kept(&self) -> Vec<usize> {
-        match &self.inner {
-            Model::Isomap(m) => m.kept().to_vec(),
-            m => (0..m.embedding().nrows()).collect(),
+        match self.inner.fitted().kept() {
+            Some(k) => k.to_vec(),
+            None => (0..self.inner.embedding().nrows()).collect(),
         }
+    }
+
+    /// The parameters the model was fitted with, by their SPEC names (what `fit`
+    /// takes; ε as given, `info()` has the ε chosen).
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        to_dict(py, &self.inner.params())
     }
 
     /// Extends the rows of `z`: `(coordinates, diagnostics)` with diagnostics a dict of
@@ -293,51 +248,26 @@ impl PyModel {
         on_isolated: Option<&str>,
         kernel_diagonal: Option<PyReadonlyArray1<'py, f64>>,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
-        let strategy = Strategy::from_name(strategy).map_err(value_error)?;
         let rows = Rows::new(&z, "X")?;
         let diag: Option<Vec<f64>> = kernel_diagonal
             .map(|d| d.as_slice().map(<[f64]>::to_vec))
             .transpose()
             .map_err(|_| PyValueError::new_err("kernel_diagonal: expected a 1-D float64 array"))?;
-        let density = density
-            .map(Density::from_name)
-            .transpose()
-            .map_err(value_error)?;
-        let on_isolated = on_isolated
-            .map(OnIsolated::from_name)
-            .transpose()
-            .map_err(value_error)?;
+        let opts = ExtendOptions {
+            strategy: Some(Strategy::from_name(strategy).map_err(value_error)?),
+            density: density
+                .map(Density::from_name)
+                .transpose()
+                .map_err(value_error)?,
+            on_isolated: on_isolated
+                .map(OnIsolated::from_name)
+                .transpose()
+                .map_err(value_error)?,
+            kernel_diagonal: diag.as_deref(),
+        };
         let model = &self.inner;
         let e = py
-            .detach(|| -> oose::Result<Extension> {
-                let z = rows.mat();
-                match (model, diag) {
-                    (Model::KernelPca(m), Some(d)) if m.params().kernel == Kernel::Precomputed => {
-                        if strategy != Strategy::Projection {
-                            return Err(invalid(
-                                "strategy",
-                                "a precomputed kernel with its diagonal extends by projection",
-                            ));
-                        }
-                        m.extend_kernel_rows(z, Some(&d))
-                    }
-                    (_, Some(_)) => Err(invalid(
-                        "kernel_diagonal",
-                        "applies only to kernel PCA with a precomputed kernel",
-                    )),
-                    (Model::DiffusionMaps(m), None) => m.extend_with(
-                        z,
-                        density.unwrap_or(m.params().density),
-                        on_isolated.unwrap_or(m.params().on_isolated),
-                    ),
-                    (_, None) if density.is_some() || on_isolated.is_some() => Err(invalid(
-                        "density",
-                        "density and on_isolated at extension apply only to diffusion maps \
-                             (Laplacian eigenmaps and spectral clustering take on_isolated at fit)",
-                    )),
-                    (_, None) => model.extend_with(z, strategy),
-                }
-            })
+            .detach(|| model.extend_options(rows.mat(), &opts))
             .map_err(value_error)?;
         extension_to_python(py, e)
     }
@@ -385,233 +315,69 @@ impl PyModel {
     }
 }
 
-/// Linear PCA (SPEC §2).
+/// Fits the registered method `method` (`kpca`, `isomap`, … — see `methods()`) on the
+/// rows of `x` with the parameters `params` (a dict by SPEC name; absent ones take the
+/// library's defaults, an unknown one is an error). `values` (N×m) are the function
+/// values for `interpolate`; `input` names what `x` holds for classical MDS (`points`,
+/// `squared-dissimilarities`, `dissimilarities`, `similarities`).
 #[pyfunction]
-#[pyo3(signature = (x, *, n_components, rank_tolerance))]
-fn fit_pca(
+#[pyo3(signature = (method, x, params, *, values=None, input="points"))]
+fn fit(
     py: Python<'_>,
+    method: &str,
     x: PyReadonlyArray2<'_, f64>,
-    n_components: usize,
-    rank_tolerance: f64,
-) -> PyResult<PyModel> {
-    let p = Pca {
-        n_components,
-        rank_tolerance,
-    };
-    fit_rows(py, x, |x| p.fit(x).map(Model::from))
-}
-
-/// Kernel PCA with Nyström extension (SPEC §3). `x` is the N×N kernel matrix when
-/// `kernel = "precomputed"`.
-#[pyfunction]
-#[pyo3(signature = (x, *, n_components, kernel, epsilon, beta, gamma, coef0, degree, centering, solver, rank_tolerance))]
-#[allow(clippy::too_many_arguments)]
-fn fit_kernel_pca(
-    py: Python<'_>,
-    x: PyReadonlyArray2<'_, f64>,
-    n_components: usize,
-    kernel: &str,
-    epsilon: &Bound<'_, PyAny>,
-    beta: Option<f64>,
-    gamma: f64,
-    coef0: f64,
-    degree: u32,
-    centering: bool,
-    solver: &str,
-    rank_tolerance: f64,
-) -> PyResult<PyModel> {
-    let p = KernelPca {
-        n_components,
-        kernel: self::kernel(kernel, epsilon, beta, gamma, coef0, degree)?,
-        centering,
-        solver: self::solver(solver)?,
-        rank_tolerance,
-    };
-    fit_rows(py, x, |x| p.fit(x).map(Model::from))
-}
-
-/// Classical MDS (SPEC §5) of points or of an N×N proximity matrix; `input` is
-/// `points`, `squared-dissimilarities`, `dissimilarities` or `similarities`.
-#[pyfunction]
-#[pyo3(signature = (x, *, input, n_components, solver, rank_tolerance))]
-fn fit_mds(
-    py: Python<'_>,
-    x: PyReadonlyArray2<'_, f64>,
+    params: &Bound<'_, PyDict>,
+    values: Option<PyReadonlyArray2<'_, f64>>,
     input: &str,
-    n_components: usize,
-    solver: &str,
-    rank_tolerance: f64,
 ) -> PyResult<PyModel> {
+    let info = MethodInfo::named(method).map_err(value_error)?;
+    let mut bag = Values::new();
+    for (k, v) in params.iter() {
+        let k: String = k.extract()?;
+        let v = to_value(&k, &v)?;
+        bag.set(&k, v);
+    }
     let kind = Proximity::from_name(input).map_err(value_error)?;
-    let p = ClassicalMds {
-        n_components,
-        solver: self::solver(solver)?,
-        rank_tolerance,
-    };
-    fit_rows(py, x, |x| p.fit_proximity(x, kind).map(Model::from))
+    let rows = Rows::new(&x, "X")?;
+    let f = values
+        .as_ref()
+        .map(|v| Rows::new(v, "values"))
+        .transpose()?;
+    let model = py
+        .detach(|| {
+            let x = rows.mat();
+            let input = match (&f, kind) {
+                (Some(f), _) => Input::Values {
+                    points: x,
+                    values: f.mat(),
+                },
+                (None, Proximity::Points) => Input::Points(x),
+                (None, kind) => Input::Proximity(x, kind),
+            };
+            (info.fit)(&bag, input)
+        })
+        .map_err(value_error)?;
+    Ok(PyModel { inner: model })
 }
 
-/// Landmark MDS (SPEC §6).
+/// The registered methods' names.
 #[pyfunction]
-#[pyo3(signature = (x, *, n_components, n_landmarks, landmarks, seed, solver))]
-fn fit_landmark_mds(
-    py: Python<'_>,
-    x: PyReadonlyArray2<'_, f64>,
-    n_components: usize,
-    n_landmarks: usize,
-    landmarks: &str,
-    seed: u64,
-    solver: &str,
-) -> PyResult<PyModel> {
-    let p = LandmarkMds {
-        n_components,
-        n_landmarks,
-        landmarks: Landmarks::from_name(landmarks).map_err(value_error)?,
-        seed,
-        solver: self::solver(solver)?,
-    };
-    fit_rows(py, x, |x| p.fit(x).map(Model::from))
+fn methods() -> Vec<&'static str> {
+    METHODS.iter().map(|m| m.name).collect()
 }
 
-/// Isomap (SPEC §6).
+/// The default parameters of `method`, by SPEC name, in the library's order.
 #[pyfunction]
-#[pyo3(signature = (x, *, n_components, n_neighbors, solver, largest_component, rank_tolerance))]
-fn fit_isomap(
-    py: Python<'_>,
-    x: PyReadonlyArray2<'_, f64>,
-    n_components: usize,
-    n_neighbors: usize,
-    solver: &str,
-    largest_component: bool,
-    rank_tolerance: f64,
-) -> PyResult<PyModel> {
-    let p = Isomap {
-        n_components,
-        n_neighbors,
-        solver: self::solver(solver)?,
-        largest_component,
-        rank_tolerance,
-    };
-    fit_rows(py, x, |x| p.fit(x).map(Model::from))
+fn defaults<'py>(py: Python<'py>, method: &str) -> PyResult<Bound<'py, PyDict>> {
+    let info = MethodInfo::named(method).map_err(value_error)?;
+    to_dict(py, &(info.defaults)())
 }
 
-/// Diffusion maps (SPEC §7).
+/// `(name, help)` of each parameter of `method`.
 #[pyfunction]
-#[pyo3(signature = (x, *, n_components, epsilon, sparsity, n_neighbors, threshold, alpha, t, output, solver, density, on_isolated, residual, rank_tolerance))]
-#[allow(clippy::too_many_arguments)]
-fn fit_diffusion_maps(
-    py: Python<'_>,
-    x: PyReadonlyArray2<'_, f64>,
-    n_components: usize,
-    epsilon: &Bound<'_, PyAny>,
-    sparsity: &str,
-    n_neighbors: usize,
-    threshold: Option<f64>,
-    alpha: f64,
-    t: f64,
-    output: &str,
-    solver: &str,
-    density: &str,
-    on_isolated: &str,
-    residual: Option<bool>,
-    rank_tolerance: f64,
-) -> PyResult<PyModel> {
-    let p = DiffusionMaps {
-        n_components,
-        kernel: diffusion_kernel(epsilon, sparsity, n_neighbors, threshold, alpha)?,
-        t,
-        output: Output::from_name(output).map_err(value_error)?,
-        solver: self::solver(solver)?,
-        density: Density::from_name(density).map_err(value_error)?,
-        on_isolated: OnIsolated::from_name(on_isolated).map_err(value_error)?,
-        residual,
-        rank_tolerance,
-    };
-    fit_rows(py, x, |x| p.fit(x).map(Model::from))
-}
-
-/// Laplacian eigenmaps (SPEC §7).
-#[pyfunction]
-#[pyo3(signature = (x, *, n_components, epsilon, sparsity, n_neighbors, threshold, alpha, solver, on_isolated, rank_tolerance))]
-#[allow(clippy::too_many_arguments)]
-fn fit_eigenmaps(
-    py: Python<'_>,
-    x: PyReadonlyArray2<'_, f64>,
-    n_components: usize,
-    epsilon: &Bound<'_, PyAny>,
-    sparsity: &str,
-    n_neighbors: usize,
-    threshold: Option<f64>,
-    alpha: f64,
-    solver: &str,
-    on_isolated: &str,
-    rank_tolerance: f64,
-) -> PyResult<PyModel> {
-    let p = LaplacianEigenmaps {
-        n_components,
-        kernel: diffusion_kernel(epsilon, sparsity, n_neighbors, threshold, alpha)?,
-        solver: self::solver(solver)?,
-        on_isolated: OnIsolated::from_name(on_isolated).map_err(value_error)?,
-        rank_tolerance,
-    };
-    fit_rows(py, x, |x| p.fit(x).map(Model::from))
-}
-
-/// Spectral clustering, Ng–Jordan–Weiss (SPEC §7).
-#[pyfunction]
-#[pyo3(signature = (x, *, n_clusters, epsilon, sparsity, n_neighbors, threshold, alpha, solver, seed, n_init, on_isolated))]
-#[allow(clippy::too_many_arguments)]
-fn fit_spectral_clustering(
-    py: Python<'_>,
-    x: PyReadonlyArray2<'_, f64>,
-    n_clusters: usize,
-    epsilon: &Bound<'_, PyAny>,
-    sparsity: &str,
-    n_neighbors: usize,
-    threshold: Option<f64>,
-    alpha: f64,
-    solver: &str,
-    seed: u64,
-    n_init: usize,
-    on_isolated: &str,
-) -> PyResult<PyModel> {
-    let p = SpectralClustering {
-        n_clusters,
-        kernel: diffusion_kernel(epsilon, sparsity, n_neighbors, threshold, alpha)?,
-        solver: self::solver(solver)?,
-        seed,
-        n_init,
-        on_isolated: OnIsolated::from_name(on_isolated).map_err(value_error)?,
-    };
-    fit_rows(py, x, |x| p.fit(x).map(Model::from))
-}
-
-/// Kernel interpolation of `values` (N×m) given on the rows of `x` (SPEC §8).
-#[pyfunction]
-#[pyo3(signature = (x, values, *, kernel, epsilon, beta, gamma, coef0, degree, regularization, geometric_harmonics, rank_tolerance))]
-#[allow(clippy::too_many_arguments)]
-fn fit_interpolator(
-    py: Python<'_>,
-    x: PyReadonlyArray2<'_, f64>,
-    values: PyReadonlyArray2<'_, f64>,
-    kernel: &str,
-    epsilon: &Bound<'_, PyAny>,
-    beta: Option<f64>,
-    gamma: f64,
-    coef0: f64,
-    degree: u32,
-    regularization: f64,
-    geometric_harmonics: Option<f64>,
-    rank_tolerance: f64,
-) -> PyResult<PyModel> {
-    let p = Interpolator {
-        kernel: self::kernel(kernel, epsilon, beta, gamma, coef0, degree)?,
-        regularization,
-        geometric_harmonics,
-        rank_tolerance,
-    };
-    let f = Rows::new(&values, "values")?;
-    fit_rows(py, x, |x| p.fit(x, f.mat()).map(Model::from))
+fn param_help(method: &str) -> PyResult<Vec<(&'static str, &'static str)>> {
+    let info = MethodInfo::named(method).map_err(value_error)?;
+    Ok((info.specs)().iter().map(|s| (s.name, s.help)).collect())
 }
 
 /// A built-in data set of SPEC §10 (deterministic given the seed): `swiss_roll`,
@@ -634,15 +400,10 @@ fn dataset<'py>(
 #[pymodule]
 fn _oose(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyModel>()?;
-    m.add_function(wrap_pyfunction!(fit_pca, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_kernel_pca, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_mds, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_landmark_mds, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_isomap, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_diffusion_maps, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_eigenmaps, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_spectral_clustering, m)?)?;
-    m.add_function(wrap_pyfunction!(fit_interpolator, m)?)?;
+    m.add_function(wrap_pyfunction!(fit, m)?)?;
+    m.add_function(wrap_pyfunction!(methods, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(param_help, m)?)?;
     m.add_function(wrap_pyfunction!(dataset, m)?)?;
     m.add("FORMAT_VERSION", oose::model::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -164,12 +164,7 @@ fn fixtures() -> Vec<Fixture> {
     };
     let knn = Sparsity::Knn(12);
     vec![
-        fix(
-            "pca",
-            Pca::default().fit(x).unwrap().into(),
-            z,
-            false,
-        ),
+        fix("pca", Pca::default().fit(x).unwrap().into(), z, false),
         fix(
             "kpca-gaussian-centred",
             kpca(gauss(1.5), true, Solver::Dense).fit(x).unwrap().into(),

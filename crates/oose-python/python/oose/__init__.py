@@ -30,16 +30,17 @@ from ._estimators import (
 
 __version__ = _oose.__version__
 
-_BY_METHOD = {
-    "kpca": KernelPCA,
-    "mds": ClassicalMDS,
-    "landmark-mds": LandmarkMDS,
-    "isomap": Isomap,
-    "dmaps": DiffusionMaps,
-    "eigenmaps": LaplacianEigenmaps,
-    "spectral-clustering": SpectralClustering,
-    "interpolate": KernelInterpolator,
-}
+_ESTIMATORS = (
+    KernelPCA,
+    ClassicalMDS,
+    LandmarkMDS,
+    Isomap,
+    DiffusionMaps,
+    LaplacianEigenmaps,
+    SpectralClustering,
+    KernelInterpolator,
+)
+_BY_METHOD = {cls._method: cls for cls in _ESTIMATORS}
 
 
 def load(path, **params):

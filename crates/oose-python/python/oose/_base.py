@@ -4,6 +4,7 @@ extension with per-point diagnostics, pickling through the model file format, sa
 
 from __future__ import annotations
 
+import numbers
 import os
 
 import numpy as np
@@ -22,12 +23,32 @@ def _aligned(a):
     return np.require(a, dtype=np.float64, requirements=["C_CONTIGUOUS", "ALIGNED"])
 
 
+def _seed(random_state, name="random_state") -> int:
+    if random_state is None:
+        return 0
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"{name}: must be >= 0, got {random_state}")
+        return int(random_state)
+    raise ValueError(
+        f"{name}: expected an int seed (oose's choices are deterministic given it), "
+        f"got {random_state!r}"
+    )
+
+
+#: Constructor parameters that are not the core's fit parameters: extension options,
+#: and what the matrix given to ``fit`` holds (classical MDS).
+_NOT_FIT_PARAMS = ("strategy", "input")
+
+
 class OoseEstimator(BaseEstimator):
     """Base class of the oose estimators (not for direct use).
 
-    A subclass defines ``_fit_model(X, y)``, which calls the Rust core and returns an
-    ``oose._oose.Model``; everything else (validation, ``transform``, diagnostics,
-    pickling, ``save``/``load``) is here.
+    A subclass names its method of the Rust registry (``_method``) and declares
+    scikit-learn's explicit ``__init__``; its parameters go to the core under their
+    SPEC names (``random_state`` as ``seed``), where their defaults are defined (a test
+    checks that the ``__init__`` defaults agree). Everything else (validation,
+    ``transform``, diagnostics, pickling, ``save``/``load``) is here.
 
     Fitted attributes common to all estimators:
 
@@ -47,8 +68,26 @@ class OoseEstimator(BaseEstimator):
     _method: str = ""
 
     # -- hooks -----------------------------------------------------------------------
-    def _fit_model(self, X, y):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _core_params(self) -> dict:
+        """The constructor parameters as the core's fit parameters."""
+        out = {}
+        for k, v in self.get_params(deep=False).items():
+            if k in _NOT_FIT_PARAMS:
+                continue
+            if k == "random_state":
+                out["seed"] = _seed(v)
+            elif isinstance(v, np.generic):
+                out[k] = v.item()
+            else:
+                out[k] = v
+        return out
+
+    def _fit_model(self, X, y, **inputs):
+        """Fits the method through the core's registry; ``inputs`` are ``values`` (the
+        function values of an interpolant) or ``input`` (what ``X`` holds)."""
+        if "input" in self.get_params(deep=False):
+            inputs.setdefault("input", self.input)
+        return _oose.fit(self._method, X, self._core_params(), **inputs)
 
     def _extend_options(self) -> dict:
         """Keyword arguments of ``Model.extend`` taken from the constructor."""

@@ -7,46 +7,11 @@ seed of random choices is ``random_state`` as everywhere in scikit-learn (an int
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import ClusterMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _oose
 from ._base import OoseEstimator, OoseTransformerMixin, _aligned
-
-
-def _seed(random_state, name="random_state") -> int:
-    if random_state is None:
-        return 0
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"{name}: must be >= 0, got {random_state}")
-        return int(random_state)
-    raise ValueError(
-        f"{name}: expected an int seed (oose's choices are deterministic given it), "
-        f"got {random_state!r}"
-    )
-
-
-def _float_or_none(v):
-    return None if v is None else float(v)
-
-
-class _KernelParams:
-    """Arguments of a kernel on points (SPEC §1), shared by KernelPCA and
-    KernelInterpolator."""
-
-    def _kernel_args(self):
-        return {
-            "kernel": self.kernel,
-            "epsilon": self.epsilon,
-            "beta": _float_or_none(self.beta),
-            "gamma": float(self.gamma),
-            "coef0": float(self.coef0),
-            "degree": self.degree,
-        }
 
 
 class _StrategyOption:
@@ -65,7 +30,7 @@ class _Embedding(OoseTransformerMixin, TransformerMixin, OoseEstimator):
         return tags
 
 
-class KernelPCA(_KernelParams, _StrategyOption, _Embedding):
+class KernelPCA(_StrategyOption, _Embedding):
     """Kernel PCA with Nyström extension and the residual kernel per new point
     (SPEC §3–4).
 
@@ -137,15 +102,6 @@ class KernelPCA(_KernelParams, _StrategyOption, _Embedding):
     def _pairwise(self):
         return self.kernel == "precomputed"
 
-    def _fit_model(self, X, y):
-        return _oose.fit_kernel_pca(
-            X,
-            n_components=self.n_components,
-            **self._kernel_args(),
-            centering=bool(self.centering),
-            solver=self.solver,
-            rank_tolerance=float(self.rank_tolerance),
-        )
 
     def transform(self, X, return_diagnostics=False, kernel_diagonal=None):
         """See ``OoseTransformerMixin.transform``. For a precomputed kernel,
@@ -212,14 +168,6 @@ class ClassicalMDS(_StrategyOption, _Embedding):
     def _pairwise(self):
         return self.input != "points"
 
-    def _fit_model(self, X, y):
-        return _oose.fit_mds(
-            X,
-            input=self.input,
-            n_components=self.n_components,
-            solver=self.solver,
-            rank_tolerance=float(self.rank_tolerance),
-        )
 
 
 class LandmarkMDS(_StrategyOption, _Embedding):
@@ -266,15 +214,6 @@ class LandmarkMDS(_StrategyOption, _Embedding):
         self.solver = solver
         self.strategy = strategy
 
-    def _fit_model(self, X, y):
-        return _oose.fit_landmark_mds(
-            X,
-            n_components=self.n_components,
-            n_landmarks=self.n_landmarks,
-            landmarks=self.landmarks,
-            seed=_seed(self.random_state),
-            solver=self.solver,
-        )
 
 
 class Isomap(_StrategyOption, _Embedding):
@@ -321,31 +260,9 @@ class Isomap(_StrategyOption, _Embedding):
         self.rank_tolerance = rank_tolerance
         self.strategy = strategy
 
-    def _fit_model(self, X, y):
-        return _oose.fit_isomap(
-            X,
-            n_components=self.n_components,
-            n_neighbors=self.n_neighbors,
-            solver=self.solver,
-            largest_component=bool(self.largest_component),
-            rank_tolerance=float(self.rank_tolerance),
-        )
 
 
-class _DiffusionKernelParams:
-    """Arguments of the diffusion kernel shared by the three diffusion estimators."""
-
-    def _kernel_args(self):
-        return {
-            "epsilon": self.epsilon,
-            "sparsity": self.sparsity,
-            "n_neighbors": self.n_neighbors,
-            "threshold": _float_or_none(self.threshold),
-            "alpha": float(self.alpha),
-        }
-
-
-class DiffusionMaps(_DiffusionKernelParams, _Embedding):
+class DiffusionMaps(_Embedding):
     """Diffusion maps with exact Nyström extension (SPEC §7).
 
     Parameters
@@ -419,25 +336,12 @@ class DiffusionMaps(_DiffusionKernelParams, _Embedding):
         self.residual = residual
         self.rank_tolerance = rank_tolerance
 
-    def _fit_model(self, X, y):
-        return _oose.fit_diffusion_maps(
-            X,
-            n_components=self.n_components,
-            **self._kernel_args(),
-            t=float(self.t),
-            output=self.output,
-            solver=self.solver,
-            density=self.density,
-            on_isolated=self.on_isolated,
-            residual=None if self.residual is None else bool(self.residual),
-            rank_tolerance=float(self.rank_tolerance),
-        )
 
     def _extend_options(self):
         return {"density": self.density, "on_isolated": self.on_isolated}
 
 
-class LaplacianEigenmaps(_DiffusionKernelParams, _Embedding):
+class LaplacianEigenmaps(_Embedding):
     """Laplacian eigenmaps ψⱼ/ψ₀ with exact Nyström extension (SPEC §7).
 
     Parameters are those of :class:`DiffusionMaps` that define the kernel, with
@@ -478,15 +382,6 @@ class LaplacianEigenmaps(_DiffusionKernelParams, _Embedding):
         self.on_isolated = on_isolated
         self.rank_tolerance = rank_tolerance
 
-    def _fit_model(self, X, y):
-        return _oose.fit_eigenmaps(
-            X,
-            n_components=self.n_components,
-            **self._kernel_args(),
-            solver=self.solver,
-            on_isolated=self.on_isolated,
-            rank_tolerance=float(self.rank_tolerance),
-        )
 
     def _fitted(self, model):
         super()._fitted(model)
@@ -494,7 +389,7 @@ class LaplacianEigenmaps(_DiffusionKernelParams, _Embedding):
 
 
 class SpectralClustering(
-    _DiffusionKernelParams, OoseTransformerMixin, TransformerMixin, ClusterMixin, OoseEstimator
+    OoseTransformerMixin, TransformerMixin, ClusterMixin, OoseEstimator
 ):
     """Spectral clustering (Ng–Jordan–Weiss) whose clusters extend to new points
     (SPEC §7): ``predict`` extends a point and assigns it to the nearest centroid.
@@ -556,16 +451,6 @@ class SpectralClustering(
         self.n_init = n_init
         self.on_isolated = on_isolated
 
-    def _fit_model(self, X, y):
-        return _oose.fit_spectral_clustering(
-            X,
-            n_clusters=self.n_clusters,
-            **self._kernel_args(),
-            solver=self.solver,
-            seed=_seed(self.random_state),
-            n_init=self.n_init,
-            on_isolated=self.on_isolated,
-        )
 
     def _fitted(self, model):
         super()._fitted(model)
@@ -586,7 +471,7 @@ class SpectralClustering(
         return self.fit(X, y).labels_
 
 
-class KernelInterpolator(_KernelParams, RegressorMixin, OoseEstimator):
+class KernelInterpolator(RegressorMixin, OoseEstimator):
     """Kernel interpolation (or regularised least squares) of any function known on
     the training points, with the power function P_X(z) of every prediction (SPEC §8):
     |f(z) − f_X(z)| ≤ P_X(z)·||f||_H.
@@ -667,14 +552,7 @@ class KernelInterpolator(_KernelParams, RegressorMixin, OoseEstimator):
         self._y_1d = y.ndim == 1
         F = _aligned(y.reshape(len(y), -1))
         X = _aligned(X)
-        model = _oose.fit_interpolator(
-            X,
-            F,
-            **self._kernel_args(),
-            regularization=float(self.regularization),
-            geometric_harmonics=_float_or_none(self.geometric_harmonics),
-            rank_tolerance=float(self.rank_tolerance),
-        )
+        model = self._fit_model(X, y, values=F)
         self._fitted(model)
         return self
 

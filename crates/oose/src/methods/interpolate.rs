@@ -9,9 +9,13 @@ use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Column, Extension};
 use crate::kernel::distance::row_sq_norms;
+use crate::kernel::params::KERNEL_SPECS;
 use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::pivoted_cholesky;
 use crate::methods::OutOfSample;
+use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, InputKinds, Method};
+use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
+use crate::model::specs::{fmt_list, RANK_TOLERANCE};
 use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::linalg::solvers::Solve;
@@ -384,5 +388,115 @@ impl OutOfSample for FittedInterpolator {
 
     fn input_width(&self) -> usize {
         self.x.ncols()
+    }
+}
+
+impl Method for Interpolator {
+    type Fitted = FittedInterpolator;
+    const NAME: &'static str = "interpolate";
+    const ABOUT: &'static str = "Kernel interpolation of values on the training points (SPEC §8)";
+    const INPUT: InputKinds = InputKinds::Values;
+
+    fn specs() -> &'static [ParamSpec] {
+        const S: [ParamSpec; 9] = [
+            KERNEL_SPECS[0],
+            KERNEL_SPECS[1],
+            KERNEL_SPECS[2],
+            KERNEL_SPECS[3],
+            KERNEL_SPECS[4],
+            KERNEL_SPECS[5],
+            ParamSpec::new(
+                "regularization",
+                "regularization",
+                Kind::Float,
+                "ρ ≥ 0 of regularised least squares (0 interpolates).",
+            ),
+            ParamSpec::new(
+                "geometric_harmonics",
+                "geometric-harmonics",
+                Kind::Float,
+                "Geometric harmonics: keep eigenvalues ≥ δ·λ₁.",
+            )
+            .optional(),
+            RANK_TOLERANCE,
+        ];
+        &S
+    }
+
+    fn values(&self) -> ParamList {
+        let mut v = self.kernel.param_values();
+        v.push(("regularization", Value::Float(self.regularization)));
+        v.push((
+            "geometric_harmonics",
+            self.geometric_harmonics.map_or(Value::None, Value::Float),
+        ));
+        v.push(("rank_tolerance", Value::Float(self.rank_tolerance)));
+        v
+    }
+
+    fn from_values(v: &Values) -> Result<Self> {
+        let d = Self::default();
+        let p = Interpolator {
+            kernel: Kernel::from_values(v, d.kernel)?,
+            regularization: v.f64("regularization", d.regularization)?,
+            geometric_harmonics: v.opt_f64("geometric_harmonics", d.geometric_harmonics)?,
+            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
+        };
+        v.finish(Self::NAME, Self::specs())?;
+        Ok(p)
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedInterpolator> {
+        match input {
+            Input::Values { points, values } => self.fit(points, values),
+            other => Err(other.refused(Self::NAME, "points with values")),
+        }
+    }
+}
+
+impl Fitted for FittedInterpolator {
+    fn param_values(&self) -> ParamList {
+        self.params.values()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        opts.refuse_all_but(&[], |o| no_such_option(Interpolator::NAME, o))
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.extend(new)
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        let p = &self.params;
+        v.push(("kernel".into(), p.kernel.name().into()));
+        if let Some(e) = p.kernel.epsilon() {
+            v.push(("epsilon".into(), format!("{e:?}")));
+        }
+        v.push(("regularization".into(), format!("{:?}", p.regularization)));
+        if let Some(d) = p.geometric_harmonics {
+            v.push(("geometric_harmonics_delta".into(), format!("{d:?}")));
+        }
+        v.push((
+            "tail_degree".into(),
+            self.tail_degree().map_or("none".into(), |d| d.to_string()),
+        ));
+        v.push(("norm_h_squared".into(), fmt_list(&self.norms_squared)));
+        v.push((
+            "residual_rank".into(),
+            self.residual_rank()
+                .map_or("n/a (conditionally positive definite kernel)".into(), |r| {
+                    r.to_string()
+                }),
+        ));
+    }
+
+    fn is_consistent(&self) -> bool {
+        FittedInterpolator::is_consistent(self)
+    }
+
+    fn norms_squared(&self) -> Option<&[f64]> {
+        Some(&self.norms_squared)
     }
 }

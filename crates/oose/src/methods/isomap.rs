@@ -8,8 +8,12 @@ use crate::error::{Error, Result};
 use crate::extend::restricted::Joint;
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::linalg::eigen::Solver;
+use crate::methods::mds::{cmds_info, strategy_only};
 use crate::methods::mds::{Cmds, Definiteness};
 use crate::methods::OutOfSample;
+use crate::model::method::{mutual_refused, ExtendOptions, Fitted, InnerProduct, Input, Method};
+use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
+use crate::model::specs::{solver_from, solver_value, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::neighbors::{knn, Graph};
 use crate::validate;
@@ -361,6 +365,115 @@ impl OutOfSample for FittedIsomap {
 
     fn input_width(&self) -> usize {
         self.x.ncols()
+    }
+}
+
+impl Method for Isomap {
+    type Fitted = FittedIsomap;
+    const NAME: &'static str = "isomap";
+    const ABOUT: &'static str = "Isomap: classical MDS of kNN-graph geodesics (SPEC §6)";
+
+    fn specs() -> &'static [ParamSpec] {
+        const S: [ParamSpec; 5] = [
+            N_COMPONENTS,
+            ParamSpec::new(
+                "n_neighbors",
+                "knn",
+                Kind::Int,
+                "Nearest neighbours k of the graph and of the extension.",
+            ),
+            SOLVER,
+            ParamSpec::new(
+                "largest_component",
+                "largest-component",
+                Kind::Bool,
+                "Embed the largest connected component of a disconnected graph.",
+            ),
+            RANK_TOLERANCE,
+        ];
+        &S
+    }
+
+    fn values(&self) -> ParamList {
+        vec![
+            ("n_components", Value::Int(self.n_components as u64)),
+            ("n_neighbors", Value::Int(self.n_neighbors as u64)),
+            ("solver", solver_value(self.solver)),
+            ("largest_component", Value::Bool(self.largest_component)),
+            ("rank_tolerance", Value::Float(self.rank_tolerance)),
+        ]
+    }
+
+    fn from_values(v: &Values) -> Result<Self> {
+        let d = Self::default();
+        let p = Isomap {
+            n_components: v.usize("n_components", d.n_components)?,
+            n_neighbors: v.usize("n_neighbors", d.n_neighbors)?,
+            solver: solver_from(v, d.solver)?,
+            largest_component: v.bool("largest_component", d.largest_component)?,
+            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
+        };
+        v.finish(Self::NAME, Self::specs())?;
+        Ok(p)
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedIsomap> {
+        match input {
+            Input::Points(x) => self.fit(x),
+            other => Err(other.refused(Self::NAME, "points")),
+        }
+    }
+}
+
+impl InnerProduct for FittedIsomap {
+    fn extend_joint(&self, new: MatRef<'_, f64>, mutual: Option<MatRef<'_, f64>>) -> Result<Joint> {
+        if mutual.is_some() {
+            return Err(mutual_refused(Isomap::NAME));
+        }
+        FittedIsomap::extend_joint(self, new)
+    }
+
+    fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        FittedIsomap::arc(self, new, steps)
+    }
+}
+
+impl Fitted for FittedIsomap {
+    fn param_values(&self) -> ParamList {
+        self.params.values()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        strategy_only(Isomap::NAME, opts)
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.extend_with(new, opts.strategy.unwrap_or_default())
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        let p = &self.params;
+        v.push(("n_neighbors".into(), p.n_neighbors.to_string()));
+        v.push(("largest_component".into(), p.largest_component.to_string()));
+        v.push(("n_embedded".into(), self.kept.len().to_string()));
+        cmds_info(&self.core, v, false);
+    }
+
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        Some(self.core.eigenvalues())
+    }
+
+    fn is_consistent(&self) -> bool {
+        FittedIsomap::is_consistent(self)
+    }
+
+    fn inner_product(&self) -> Option<&dyn InnerProduct> {
+        Some(self)
+    }
+
+    fn kept(&self) -> Option<&[usize]> {
+        Some(&self.kept)
     }
 }
 

@@ -11,11 +11,20 @@ use crate::extend::projection::Projector;
 use crate::extend::restricted::{self, apply_strategy, restricted_joint, Joint};
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::row_sq_norms;
+use crate::kernel::params::KERNEL_SPECS;
 use crate::kernel::Kernel;
 use crate::linalg::center::KernelMeans;
 use crate::linalg::eigen::{top_eigen, top_eigen_of_factor, Solver};
 use crate::linalg::pivoted_cholesky::factorize;
+use crate::methods::mds::Proximity;
 use crate::methods::OutOfSample;
+use crate::model::method::{
+    mutual_refused, no_such_option, ExtendOptions, Fitted, InnerProduct, Input, Method,
+};
+use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
+use crate::model::specs::{
+    fmt_list, solver_from, solver_info, solver_value, N_COMPONENTS, RANK_TOLERANCE, SOLVER,
+};
 use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::{Mat, MatRef, Par};
@@ -490,5 +499,168 @@ impl OutOfSample for FittedKernelPca {
         } else {
             self.x.ncols()
         }
+    }
+}
+
+const CENTERING: ParamSpec = ParamSpec::new(
+    "centering",
+    "centering",
+    Kind::Bool,
+    "Double-centre the kernel matrix (`false`: the uncentred Mercer form).",
+);
+
+impl Method for KernelPca {
+    type Fitted = FittedKernelPca;
+    const NAME: &'static str = "kpca";
+    const ABOUT: &'static str = "Kernel PCA with Nyström extension (SPEC §3)";
+
+    fn specs() -> &'static [ParamSpec] {
+        const S: [ParamSpec; 10] = [
+            N_COMPONENTS,
+            KERNEL_SPECS[0],
+            KERNEL_SPECS[1],
+            KERNEL_SPECS[2],
+            KERNEL_SPECS[3],
+            KERNEL_SPECS[4],
+            KERNEL_SPECS[5],
+            CENTERING,
+            SOLVER,
+            RANK_TOLERANCE,
+        ];
+        &S
+    }
+
+    fn values(&self) -> ParamList {
+        let mut v = vec![("n_components", Value::Int(self.n_components as u64))];
+        v.extend(self.kernel.param_values());
+        v.push(("centering", Value::Bool(self.centering)));
+        v.push(("solver", solver_value(self.solver)));
+        v.push(("rank_tolerance", Value::Float(self.rank_tolerance)));
+        v
+    }
+
+    fn from_values(v: &Values) -> Result<Self> {
+        let d = Self::default();
+        let p = KernelPca {
+            n_components: v.usize("n_components", d.n_components)?,
+            kernel: Kernel::from_values(v, d.kernel)?,
+            centering: v.bool("centering", d.centering)?,
+            solver: solver_from(v, d.solver)?,
+            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
+        };
+        v.finish(Self::NAME, Self::specs())?;
+        Ok(p)
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedKernelPca> {
+        match input {
+            Input::Points(x) => self.fit(x),
+            Input::Proximity(k, Proximity::Similarities) if self.kernel == Kernel::Precomputed => {
+                self.fit(k)
+            }
+            other => Err(other.refused(
+                Self::NAME,
+                "points (or, with kernel = precomputed, the N×N kernel matrix)",
+            )),
+        }
+    }
+}
+
+impl InnerProduct for FittedKernelPca {
+    fn extend_joint(&self, new: MatRef<'_, f64>, mutual: Option<MatRef<'_, f64>>) -> Result<Joint> {
+        if mutual.is_some() {
+            return Err(mutual_refused(KernelPca::NAME));
+        }
+        FittedKernelPca::extend_joint(self, new)
+    }
+
+    fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        FittedKernelPca::arc(self, new, steps)
+    }
+}
+
+impl Fitted for FittedKernelPca {
+    fn param_values(&self) -> ParamList {
+        self.params.values()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        opts.refuse_all_but(&["strategy", "kernel_diagonal"], |o| {
+            no_such_option(KernelPca::NAME, o)
+        })
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        let strategy = opts.strategy.unwrap_or_default();
+        match opts.kernel_diagonal {
+            Some(d) if self.params.kernel == Kernel::Precomputed => {
+                if strategy != Strategy::Projection {
+                    return Err(Error::param(
+                        "strategy",
+                        "a precomputed kernel with its diagonal extends by projection",
+                    ));
+                }
+                self.extend_kernel_rows(new, Some(d))
+            }
+            Some(_) => Err(Error::param(
+                "kernel_diagonal",
+                "applies only to models with a precomputed kernel",
+            )),
+            None => self.extend_with(new, strategy),
+        }
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        let p = &self.params;
+        v.push(("kernel".into(), p.kernel.name().into()));
+        if let Some(e) = p.kernel.epsilon() {
+            v.push(("epsilon".into(), format!("{e:?}")));
+        }
+        match p.kernel {
+            Kernel::InverseMultiquadric { beta, .. } | Kernel::Multiquadric { beta, .. } => {
+                v.push(("beta".into(), format!("{beta:?}")))
+            }
+            Kernel::Polynomial {
+                gamma,
+                coef0,
+                degree,
+            } => {
+                v.push(("gamma".into(), format!("{gamma:?}")));
+                v.push(("coef0".into(), format!("{coef0:?}")));
+                v.push(("degree".into(), degree.to_string()));
+            }
+            _ => {}
+        }
+        v.push(("centering".into(), p.centering.to_string()));
+        solver_info(v, self.solver_used());
+        v.push(("eigenvalues".into(), fmt_list(&self.eigenvalues)));
+        v.push(("residual_rank".into(), self.residual_rank().to_string()));
+        v.push(("rank_tolerance".into(), format!("{:?}", p.rank_tolerance)));
+    }
+
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        Some(&self.eigenvalues)
+    }
+
+    fn is_consistent(&self) -> bool {
+        FittedKernelPca::is_consistent(self)
+    }
+
+    fn inner_product(&self) -> Option<&dyn InnerProduct> {
+        Some(self)
+    }
+
+    fn row_description(&self) -> &'static str {
+        if self.params.kernel == Kernel::Precomputed {
+            "one kernel value per training point"
+        } else {
+            "the training data's dimension"
+        }
+    }
+
+    fn kernel_on_points(&self) -> Option<(Kernel, MatRef<'_, f64>, f64)> {
+        self.training_points()
+            .map(|x| (self.params.kernel, x, self.params.rank_tolerance))
     }
 }

@@ -9,8 +9,12 @@ use crate::extend::restricted::Joint;
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::{row_sq_norms, self_sq_distances, sq_distances};
 use crate::linalg::eigen::Solver;
+use crate::methods::mds::{cmds_info, strategy_only};
 use crate::methods::mds::{Cmds, Definiteness};
 use crate::methods::OutOfSample;
+use crate::model::method::{mutual_refused, ExtendOptions, Fitted, InnerProduct, Input, Method};
+use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
+use crate::model::specs::{solver_from, solver_value, N_COMPONENTS, SEED, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::rng::Rng;
 use crate::validate;
@@ -252,5 +256,123 @@ impl OutOfSample for FittedLandmarkMds {
 
     fn input_width(&self) -> usize {
         self.landmarks.ncols()
+    }
+}
+
+impl Landmarks {
+    /// The name used by every interface.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Landmarks::Random => "random",
+            Landmarks::MaxMin => "max-min",
+        }
+    }
+}
+
+impl Method for LandmarkMds {
+    type Fitted = FittedLandmarkMds;
+    const NAME: &'static str = "landmark-mds";
+    const ABOUT: &'static str = "Landmark MDS (SPEC §6)";
+
+    fn specs() -> &'static [ParamSpec] {
+        const S: [ParamSpec; 5] = [
+            N_COMPONENTS,
+            ParamSpec::new(
+                "n_landmarks",
+                "landmarks",
+                Kind::Int,
+                "Number of landmarks (all points when N is smaller).",
+            ),
+            ParamSpec::new(
+                "landmarks",
+                "landmark-choice",
+                Kind::Choice(&["random", "max-min"]),
+                "How landmarks are chosen.",
+            ),
+            SEED,
+            SOLVER,
+        ];
+        &S
+    }
+
+    fn values(&self) -> ParamList {
+        vec![
+            ("n_components", Value::Int(self.n_components as u64)),
+            ("n_landmarks", Value::Int(self.n_landmarks as u64)),
+            ("landmarks", Value::Str(self.landmarks.name().into())),
+            ("seed", Value::Int(self.seed)),
+            ("solver", solver_value(self.solver)),
+        ]
+    }
+
+    fn from_values(v: &Values) -> Result<Self> {
+        let d = Self::default();
+        let p = LandmarkMds {
+            n_components: v.usize("n_components", d.n_components)?,
+            n_landmarks: v.usize("n_landmarks", d.n_landmarks)?,
+            landmarks: Landmarks::from_name(&v.name("landmarks", d.landmarks.name())?)?,
+            seed: v.u64("seed", d.seed)?,
+            solver: solver_from(v, d.solver)?,
+        };
+        v.finish(Self::NAME, Self::specs())?;
+        Ok(p)
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedLandmarkMds> {
+        match input {
+            Input::Points(x) => self.fit(x),
+            other => Err(other.refused(Self::NAME, "points")),
+        }
+    }
+}
+
+impl InnerProduct for FittedLandmarkMds {
+    fn extend_joint(&self, new: MatRef<'_, f64>, mutual: Option<MatRef<'_, f64>>) -> Result<Joint> {
+        if mutual.is_some() {
+            return Err(mutual_refused(LandmarkMds::NAME));
+        }
+        FittedLandmarkMds::extend_joint(self, new)
+    }
+
+    fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        FittedLandmarkMds::arc(self, new, steps)
+    }
+}
+
+impl Fitted for FittedLandmarkMds {
+    fn param_values(&self) -> ParamList {
+        self.params.values()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        strategy_only(LandmarkMds::NAME, opts)
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.extend_with(new, opts.strategy.unwrap_or_default())
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        let p = &self.params;
+        v.push(("n_landmarks".into(), self.indices.len().to_string()));
+        v.push((
+            "landmarks".into(),
+            format!("{:?}", p.landmarks).to_lowercase(),
+        ));
+        v.push(("seed".into(), p.seed.to_string()));
+        cmds_info(&self.core, v, true);
+    }
+
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        Some(self.core.eigenvalues())
+    }
+
+    fn is_consistent(&self) -> bool {
+        FittedLandmarkMds::is_consistent(self)
+    }
+
+    fn inner_product(&self) -> Option<&dyn InnerProduct> {
+        Some(self)
     }
 }

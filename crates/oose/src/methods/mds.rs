@@ -19,6 +19,13 @@ use crate::kernel::distance::{row_sq_norms, sq_distances};
 use crate::linalg::center::KernelMeans;
 use crate::linalg::eigen::{top_eigen, Solver};
 use crate::methods::OutOfSample;
+use crate::model::method::{
+    no_such_option, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method,
+};
+use crate::model::params::{ParamList, ParamSpec, Value, Values};
+use crate::model::specs::{
+    fmt_list, solver_from, solver_info, solver_value, N_COMPONENTS, RANK_TOLERANCE, SOLVER,
+};
 use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::{Mat, MatRef, Par};
@@ -700,6 +707,127 @@ impl OutOfSample for FittedMds {
         match self.input {
             Proximity::Points => self.x.ncols(),
             _ => self.core.n_train,
+        }
+    }
+}
+
+/// The `info` lines of a classical-MDS core: solver, eigenvalues, the negative ones
+/// (where B may be indefinite) and the residual rank.
+pub(crate) fn cmds_info(c: &Cmds, v: &mut Vec<(String, String)>, negative: bool) {
+    solver_info(v, c.solver_used());
+    v.push(("eigenvalues".into(), fmt_list(c.eigenvalues())));
+    if negative {
+        v.push((
+            "negative_eigenvalues".into(),
+            if c.negative_eigenvalues().is_empty() {
+                "none".into()
+            } else {
+                fmt_list(c.negative_eigenvalues())
+            },
+        ));
+    }
+    v.push((
+        "residual_rank".into(),
+        c.residual_rank()
+            .map_or("n/a (B is not positive semidefinite)".into(), |r| {
+                r.to_string()
+            }),
+    ));
+}
+
+/// Extension options of the MDS family: the strategy only.
+pub(crate) fn strategy_only(method: &str, opts: &ExtendOptions<'_>) -> Result<()> {
+    opts.refuse_all_but(&["strategy"], |o| no_such_option(method, o))
+}
+
+impl Method for ClassicalMds {
+    type Fitted = FittedMds;
+    const NAME: &'static str = "mds";
+    const ABOUT: &'static str = "Classical MDS of points or proximities (SPEC §5)";
+    const INPUT: InputKinds = InputKinds::PointsOrProximity;
+
+    fn specs() -> &'static [ParamSpec] {
+        &[N_COMPONENTS, SOLVER, RANK_TOLERANCE]
+    }
+
+    fn values(&self) -> ParamList {
+        vec![
+            ("n_components", Value::Int(self.n_components as u64)),
+            ("solver", solver_value(self.solver)),
+            ("rank_tolerance", Value::Float(self.rank_tolerance)),
+        ]
+    }
+
+    fn from_values(v: &Values) -> Result<Self> {
+        let d = Self::default();
+        let p = ClassicalMds {
+            n_components: v.usize("n_components", d.n_components)?,
+            solver: solver_from(v, d.solver)?,
+            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
+        };
+        v.finish(Self::NAME, Self::specs())?;
+        Ok(p)
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedMds> {
+        match input {
+            Input::Points(x) => self.fit(x),
+            Input::Proximity(m, kind) => self.fit_proximity(m, kind),
+            other => Err(other.refused(Self::NAME, "points or a proximity matrix")),
+        }
+    }
+}
+
+impl InnerProduct for FittedMds {
+    fn extend_joint(&self, new: MatRef<'_, f64>, mutual: Option<MatRef<'_, f64>>) -> Result<Joint> {
+        FittedMds::extend_joint(self, new, mutual)
+    }
+
+    fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
+        FittedMds::arc(self, new, steps)
+    }
+}
+
+impl Fitted for FittedMds {
+    fn param_values(&self) -> ParamList {
+        self.params.values()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        strategy_only(ClassicalMds::NAME, opts)
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.extend_with(new, opts.strategy.unwrap_or_default())
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        v.push(("input".into(), self.input.name().into()));
+        cmds_info(&self.core, v, true);
+    }
+
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        Some(self.core.eigenvalues())
+    }
+
+    fn is_consistent(&self) -> bool {
+        FittedMds::is_consistent(self)
+    }
+
+    fn inner_product(&self) -> Option<&dyn InnerProduct> {
+        Some(self)
+    }
+
+    fn accepts_width(&self, width: usize) -> bool {
+        let want = self.input_width();
+        width == want || (self.input == Proximity::Similarities && width == want + 1)
+    }
+
+    fn row_description(&self) -> &'static str {
+        match self.input {
+            Proximity::Points => "the training data's dimension",
+            _ => "one proximity per training object (similarities: optionally γ(z, z) last)",
         }
     }
 }

@@ -10,6 +10,9 @@ use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::eigen::apply_sign_rule;
 use crate::methods::OutOfSample;
+use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method};
+use crate::model::params::{ParamList, ParamSpec, Value, Values};
+use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::linalg::matmul::matmul;
@@ -216,5 +219,77 @@ impl OutOfSample for FittedPca {
 
     fn input_width(&self) -> usize {
         self.mean.len()
+    }
+}
+
+impl Method for Pca {
+    type Fitted = FittedPca;
+    const NAME: &'static str = "pca";
+    const ABOUT: &'static str = "Linear PCA (SPEC §2)";
+
+    fn specs() -> &'static [ParamSpec] {
+        &[N_COMPONENTS, RANK_TOLERANCE]
+    }
+
+    fn values(&self) -> ParamList {
+        vec![
+            ("n_components", Value::Int(self.n_components as u64)),
+            ("rank_tolerance", Value::Float(self.rank_tolerance)),
+        ]
+    }
+
+    fn from_values(v: &Values) -> Result<Self> {
+        let d = Self::default();
+        let p = Pca {
+            n_components: v.usize("n_components", d.n_components)?,
+            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
+        };
+        v.finish(Self::NAME, Self::specs())?;
+        Ok(p)
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedPca> {
+        match input {
+            Input::Points(x) => self.fit(x),
+            other => Err(other.refused(Self::NAME, "points")),
+        }
+    }
+}
+
+impl Fitted for FittedPca {
+    fn param_values(&self) -> ParamList {
+        self.params.values()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        opts.refuse_all_but(&[], |o| match o {
+            "strategy" => "restricted reconstruction is for similarity-based models (mds, \
+                           landmark-mds, isomap, kpca); PCA of points is classical MDS: fit \
+                           `mds` instead"
+                .into(),
+            o => no_such_option(Pca::NAME, o),
+        })
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.extend(new)
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        v.push(("eigenvalues".into(), fmt_list(self.eigenvalues())));
+        v.push(("residual_rank".into(), self.residual_rank().to_string()));
+        v.push((
+            "rank_tolerance".into(),
+            format!("{:?}", self.params.rank_tolerance),
+        ));
+    }
+
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        Some(&self.eigenvalues)
+    }
+
+    fn is_consistent(&self) -> bool {
+        FittedPca::is_consistent(self)
     }
 }

@@ -4,23 +4,30 @@
 //! length (u64), CRC-32 of the payload (u32), then the postcard-encoded [`Model`].
 //! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`].
 
+pub mod method;
+pub mod params;
+pub(crate) mod specs;
 pub mod stored;
+
+pub use method::{ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
 
 use crate::error::Error;
 use crate::error::{ModelError, Result};
 use crate::extend::restricted::Joint;
 use crate::extend::{Extension, Strategy};
 use crate::methods::diffusion_maps::{
-    DiffusionCore, FittedDiffusionMaps, FittedEigenmaps, FittedSpectralClustering,
+    DiffusionMaps, FittedDiffusionMaps, FittedEigenmaps, LaplacianEigenmaps,
 };
-use crate::methods::interpolate::FittedInterpolator;
-use crate::methods::isomap::FittedIsomap;
-use crate::methods::kernel_pca::FittedKernelPca;
-use crate::methods::landmark_mds::FittedLandmarkMds;
-use crate::methods::mds::{Cmds, FittedMds};
-use crate::methods::pca::FittedPca;
+use crate::methods::interpolate::{FittedInterpolator, Interpolator};
+use crate::methods::isomap::{FittedIsomap, Isomap};
+use crate::methods::kernel_pca::{FittedKernelPca, KernelPca};
+use crate::methods::landmark_mds::{FittedLandmarkMds, LandmarkMds};
+use crate::methods::mds::{ClassicalMds, FittedMds};
+use crate::methods::pca::{FittedPca, Pca};
+use crate::methods::spectral_clustering::{FittedSpectralClustering, SpectralClustering};
 use crate::methods::OutOfSample;
 use faer::MatRef;
+use params::{ParamList, ParamSpec, Values};
 use serde::{Deserialize, Serialize};
 
 /// Magic bytes at the start of every model file.
@@ -29,136 +36,197 @@ pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
 pub const FORMAT_VERSION: u32 = 1;
 const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 
-/// Any fitted model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-// Models are few and long-lived; boxing the large variant would only add indirection.
-#[allow(clippy::large_enum_variant)]
-pub enum Model {
+/// The registry: every method, once. Each line names the `Model` variant, the fitted
+/// type and the parameter struct (which implements [`Method`]). The order is the
+/// on-disk variant index of model files: append only (a removed method keeps its slot).
+macro_rules! registry {
+    ($($(#[$doc:meta])* $variant:ident($fitted:ty) = $params:ty;)*) => {
+        /// Any fitted model.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[non_exhaustive]
+        // Models are few and long-lived; boxing the large variant would only add indirection.
+        #[allow(clippy::large_enum_variant)]
+        pub enum Model {
+            $($(#[$doc])* $variant($fitted),)*
+        }
+
+        $(impl From<$fitted> for Model {
+            fn from(m: $fitted) -> Self {
+                Model::$variant(m)
+            }
+        })*
+
+        impl Model {
+            /// The fitted model behind the contract.
+            pub fn fitted(&self) -> &dyn Fitted {
+                match self {
+                    $(Model::$variant(m) => m,)*
+                }
+            }
+
+            /// The method's name as used on the command line.
+            pub fn method(&self) -> &'static str {
+                match self {
+                    $(Model::$variant(_) => <$params as Method>::NAME,)*
+                }
+            }
+        }
+
+        /// Every registered method, in registry order.
+        pub static METHODS: &[MethodInfo] = &[$(MethodInfo::of::<$params>(),)*];
+    };
+}
+
+registry! {
     /// Linear PCA.
-    Pca(FittedPca),
+    Pca(FittedPca) = Pca;
     /// Kernel PCA.
-    KernelPca(FittedKernelPca),
+    KernelPca(FittedKernelPca) = KernelPca;
     /// Classical MDS.
-    Mds(FittedMds),
+    Mds(FittedMds) = ClassicalMds;
     /// Landmark MDS.
-    LandmarkMds(FittedLandmarkMds),
+    LandmarkMds(FittedLandmarkMds) = LandmarkMds;
     /// Isomap.
-    Isomap(FittedIsomap),
+    Isomap(FittedIsomap) = Isomap;
     /// Diffusion maps.
-    DiffusionMaps(FittedDiffusionMaps),
+    DiffusionMaps(FittedDiffusionMaps) = DiffusionMaps;
     /// Laplacian eigenmaps.
-    Eigenmaps(FittedEigenmaps),
+    Eigenmaps(FittedEigenmaps) = LaplacianEigenmaps;
     /// Spectral clustering.
-    SpectralClustering(FittedSpectralClustering),
+    SpectralClustering(FittedSpectralClustering) = SpectralClustering;
     /// Kernel interpolation of values on the training points.
-    Interpolate(FittedInterpolator),
+    Interpolate(FittedInterpolator) = Interpolator;
 }
 
-impl From<FittedInterpolator> for Model {
-    fn from(m: FittedInterpolator) -> Self {
-        Model::Interpolate(m)
+/// A registered method, type-erased: what interfaces build their commands from.
+#[derive(Clone, Copy)]
+pub struct MethodInfo {
+    /// The name on the command line (`kpca`).
+    pub name: &'static str,
+    /// One line for help texts.
+    pub about: &'static str,
+    /// What it is fitted on.
+    pub input: InputKinds,
+    /// Its parameters.
+    pub specs: fn() -> &'static [ParamSpec],
+    /// Its default parameter values, in the order of `specs`.
+    pub defaults: fn() -> ParamList,
+    /// Checks a bag of values (all parameters known and valid) and returns the full
+    /// parameter list it gives.
+    pub resolve: fn(&Values) -> Result<ParamList>,
+    /// Fits with a bag of values.
+    pub fit: fn(&Values, Input<'_>) -> Result<Model>,
+}
+
+impl std::fmt::Debug for MethodInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MethodInfo")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
-impl From<FittedDiffusionMaps> for Model {
-    fn from(m: FittedDiffusionMaps) -> Self {
-        Model::DiffusionMaps(m)
-    }
+fn defaults_of<P: Method>() -> ParamList {
+    P::default().values()
 }
 
-impl From<FittedEigenmaps> for Model {
-    fn from(m: FittedEigenmaps) -> Self {
-        Model::Eigenmaps(m)
-    }
+fn resolve_of<P: Method>(v: &Values) -> Result<ParamList> {
+    P::from_values(v).map(|p| p.values())
 }
 
-impl From<FittedSpectralClustering> for Model {
-    fn from(m: FittedSpectralClustering) -> Self {
-        Model::SpectralClustering(m)
-    }
+fn fit_of<P: Method>(v: &Values, input: Input<'_>) -> Result<Model>
+where
+    Model: From<P::Fitted>,
+{
+    let p = P::from_values(v)?;
+    p.fit_input(input).map(Model::from)
 }
 
-impl From<FittedMds> for Model {
-    fn from(m: FittedMds) -> Self {
-        Model::Mds(m)
+impl MethodInfo {
+    const fn of<P: Method>() -> MethodInfo
+    where
+        Model: From<P::Fitted>,
+    {
+        MethodInfo {
+            name: P::NAME,
+            about: P::ABOUT,
+            input: P::INPUT,
+            specs: P::specs,
+            defaults: defaults_of::<P>,
+            resolve: resolve_of::<P>,
+            fit: fit_of::<P>,
+        }
     }
-}
 
-impl From<FittedLandmarkMds> for Model {
-    fn from(m: FittedLandmarkMds) -> Self {
-        Model::LandmarkMds(m)
-    }
-}
-
-impl From<FittedIsomap> for Model {
-    fn from(m: FittedIsomap) -> Self {
-        Model::Isomap(m)
-    }
-}
-
-impl From<FittedPca> for Model {
-    fn from(m: FittedPca) -> Self {
-        Model::Pca(m)
-    }
-}
-
-impl From<FittedKernelPca> for Model {
-    fn from(m: FittedKernelPca) -> Self {
-        Model::KernelPca(m)
+    /// The registered method named `name`.
+    ///
+    /// ```
+    /// let m = oose::model::MethodInfo::named("isomap").unwrap();
+    /// assert!((m.specs)().iter().any(|s| s.name == "n_neighbors"));
+    /// assert!(oose::model::MethodInfo::named("nonsense").is_err());
+    /// ```
+    pub fn named(name: &str) -> Result<&'static MethodInfo> {
+        METHODS.iter().find(|m| m.name == name).ok_or_else(|| {
+            let names: Vec<&str> = METHODS.iter().map(|m| m.name).collect();
+            Error::param(
+                "method",
+                format!("expected one of {}, got {name:?}", names.join(", ")),
+            )
+        })
     }
 }
 
 impl Model {
-    /// The method's name as used on the command line.
-    pub fn method(&self) -> &'static str {
-        match self {
-            Model::Pca(_) => "pca",
-            Model::KernelPca(_) => "kpca",
-            Model::Mds(_) => "mds",
-            Model::LandmarkMds(_) => "landmark-mds",
-            Model::Isomap(_) => "isomap",
-            Model::DiffusionMaps(_) => "dmaps",
-            Model::Eigenmaps(_) => "eigenmaps",
-            Model::SpectralClustering(_) => "spectral-clustering",
-            Model::Interpolate(_) => "interpolate",
-        }
+    /// Fits the method named `method` with parameters `values` (absent ones take their
+    /// defaults) on `input`.
+    ///
+    /// ```
+    /// use oose::model::{Input, Model, params::{Value, Values}};
+    /// let x = oose::datasets::s_curve(200, 0.0, 1).points;
+    /// let v = Values::new().with("n_neighbors", Value::Int(8));
+    /// let m = Model::fit("isomap", &v, Input::Points(x.as_ref())).unwrap();
+    /// assert_eq!(m.method(), "isomap");
+    /// assert!(m.params().contains(&("n_neighbors", Value::Int(8))));
+    /// ```
+    pub fn fit(method: &str, values: &Values, input: Input<'_>) -> Result<Model> {
+        (MethodInfo::named(method)?.fit)(values, input)
     }
 
-    fn inner(&self) -> &dyn OutOfSample {
-        match self {
-            Model::Pca(m) => m,
-            Model::KernelPca(m) => m,
-            Model::Mds(m) => m,
-            Model::LandmarkMds(m) => m,
-            Model::Isomap(m) => m,
-            Model::DiffusionMaps(m) => m,
-            Model::Eigenmaps(m) => m,
-            Model::SpectralClustering(m) => m,
-            Model::Interpolate(m) => m,
-        }
+    /// The parameters as fitted (ε as given: `auto` stays `auto`; `info` shows the ε
+    /// chosen), by name.
+    pub fn params(&self) -> ParamList {
+        self.fitted().param_values()
+    }
+
+    /// Extends with options (strategy, density, isolated-point policy, kernel diagonal):
+    /// every option the model does not support is a typed error naming it.
+    pub fn extend_options(
+        &self,
+        new: MatRef<'_, f64>,
+        opts: &ExtendOptions<'_>,
+    ) -> Result<Extension> {
+        self.fitted().extend_options(new, opts)
     }
 
     /// Extends with an explicit strategy (SPEC §5): projection for every model;
     /// restricted reconstruction for the MDS family and centred kernel PCA.
     pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
-        match (self, strategy) {
-            (_, Strategy::Projection) => self.extend(new),
-            (Model::Mds(m), s) => m.extend_with(new, s),
-            (Model::LandmarkMds(m), s) => m.extend_with(new, s),
-            (Model::Isomap(m), s) => m.extend_with(new, s),
-            (Model::KernelPca(m), s) => m.extend_with(new, s),
-            (Model::Pca(_), _) => Err(Error::Unsupported(
-                "restricted reconstruction is for similarity-based models (mds, landmark-mds, \
-                 isomap, kpca); PCA of points is classical MDS: fit `mds` instead"
-                    .into(),
-            )),
-            (_, _) => Err(Error::Unsupported(format!(
-                "restricted reconstruction is for the inner-product embeddings (mds, \
-                 landmark-mds, isomap, kpca), not {}",
+        self.extend_options(
+            new,
+            &ExtendOptions {
+                strategy: Some(strategy),
+                ..Default::default()
+            },
+        )
+    }
+
+    fn inner_product(&self, what: &str) -> Result<&dyn InnerProduct> {
+        self.fitted().inner_product().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{what} is available for mds, landmark-mds, isomap and kpca models, not {}",
                 self.method()
-            ))),
-        }
+            ))
+        })
     }
 
     /// Joint restricted reconstruction of several new objects (the MDS family and kernel
@@ -168,49 +236,14 @@ impl Model {
         new: MatRef<'_, f64>,
         mutual: Option<MatRef<'_, f64>>,
     ) -> Result<Joint> {
-        let no_mutual = |m: &str| {
-            Err(Error::param(
-                "mutual",
-                format!("{m} computes the new points' mutual proximities itself; do not pass them"),
-            ))
-        };
-        match (self, mutual) {
-            (Model::Mds(m), _) => m.extend_joint(new, mutual),
-            (Model::LandmarkMds(m), None) => m.extend_joint(new),
-            (Model::Isomap(m), None) => m.extend_joint(new),
-            (Model::KernelPca(m), None) => m.extend_joint(new),
-            (Model::LandmarkMds(_), Some(_)) => no_mutual("landmark-mds"),
-            (Model::Isomap(_), Some(_)) => no_mutual("isomap"),
-            (Model::KernelPca(_), Some(_)) => no_mutual("kpca"),
-            _ => Err(Error::Unsupported(format!(
-                "joint restricted reconstruction is available for mds, landmark-mds, isomap and kpca models, not {}",
-                self.method()
-            ))),
-        }
+        self.inner_product("joint restricted reconstruction")?
+            .extend_joint(new, mutual)
     }
 
     /// `steps + 1` points on the arc from projection to restricted reconstruction of
     /// each new object, `(object, λ, y)` (the MDS family and kernel PCA).
     pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
-        match self {
-            Model::Mds(m) => m.arc(new, steps),
-            Model::LandmarkMds(m) => m.arc(new, steps),
-            Model::Isomap(m) => m.arc(new, steps),
-            Model::KernelPca(m) => m.arc(new, steps),
-            _ => Err(Error::Unsupported(format!(
-                "the arc is available for mds, landmark-mds, isomap and kpca models, not {}",
-                self.method()
-            ))),
-        }
-    }
-
-    fn cmds(&self) -> Option<&Cmds> {
-        match self {
-            Model::Mds(m) => Some(m.core()),
-            Model::LandmarkMds(m) => Some(m.core()),
-            Model::Isomap(m) => Some(m.core()),
-            _ => None,
-        }
+        self.inner_product("the arc")?.arc(new, steps)
     }
 
     /// Encodes the model with header and checksum.
@@ -288,17 +321,7 @@ impl Model {
         }
         let model: Model = postcard::from_bytes(payload)
             .map_err(|e| ModelError::Corrupted(format!("payload does not decode: {e}")))?;
-        let ok = match &model {
-            Model::Pca(m) => m.is_consistent(),
-            Model::KernelPca(m) => m.is_consistent(),
-            Model::Mds(m) => m.is_consistent(),
-            Model::LandmarkMds(m) => m.is_consistent(),
-            Model::Isomap(m) => m.is_consistent(),
-            Model::DiffusionMaps(m) => m.is_consistent(),
-            Model::Eigenmaps(m) => m.is_consistent(),
-            Model::SpectralClustering(m) => m.is_consistent(),
-            Model::Interpolate(m) => m.is_consistent(),
-        };
+        let ok = model.fitted().is_consistent();
         if !ok {
             return Err(
                 ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
@@ -317,197 +340,21 @@ impl Model {
             ("input_width".into(), self.input_width().to_string()),
             ("n_train".into(), self.embedding().nrows().to_string()),
         ];
-        let fmt = |xs: &[f64]| {
-            xs.iter()
-                .map(|x| format!("{x:?}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        match self {
-            Model::Pca(m) => {
-                v.push(("eigenvalues".into(), fmt(m.eigenvalues())));
-                v.push(("residual_rank".into(), m.residual_rank().to_string()));
-                v.push((
-                    "rank_tolerance".into(),
-                    format!("{:?}", m.params().rank_tolerance),
-                ));
-            }
-            Model::KernelPca(m) => {
-                let p = m.params();
-                v.push(("kernel".into(), p.kernel.name().into()));
-                if let Some(e) = p.kernel.epsilon() {
-                    v.push(("epsilon".into(), format!("{e:?}")));
-                }
-                match p.kernel {
-                    crate::kernel::Kernel::InverseMultiquadric { beta, .. }
-                    | crate::kernel::Kernel::Multiquadric { beta, .. } => {
-                        v.push(("beta".into(), format!("{beta:?}")))
-                    }
-                    crate::kernel::Kernel::Polynomial {
-                        gamma,
-                        coef0,
-                        degree,
-                    } => {
-                        v.push(("gamma".into(), format!("{gamma:?}")));
-                        v.push(("coef0".into(), format!("{coef0:?}")));
-                        v.push(("degree".into(), degree.to_string()));
-                    }
-                    _ => {}
-                }
-                v.push(("centering".into(), p.centering.to_string()));
-                let (s, note) = m.solver_used();
-                v.push(("solver".into(), s.name().into()));
-                if let Some(n) = note {
-                    v.push(("solver_note".into(), n.into()));
-                }
-                v.push(("eigenvalues".into(), fmt(m.eigenvalues())));
-                v.push(("residual_rank".into(), m.residual_rank().to_string()));
-                v.push(("rank_tolerance".into(), format!("{:?}", p.rank_tolerance)));
-            }
-            Model::Mds(m) => {
-                v.push(("input".into(), m.input().name().into()));
-            }
-            Model::LandmarkMds(m) => {
-                let p = m.params();
-                v.push(("n_landmarks".into(), m.landmark_indices().len().to_string()));
-                v.push((
-                    "landmarks".into(),
-                    format!("{:?}", p.landmarks).to_lowercase(),
-                ));
-                v.push(("seed".into(), p.seed.to_string()));
-            }
-            Model::Isomap(m) => {
-                let p = m.params();
-                v.push(("n_neighbors".into(), p.n_neighbors.to_string()));
-                v.push(("largest_component".into(), p.largest_component.to_string()));
-                v.push(("n_embedded".into(), m.kept().len().to_string()));
-            }
-            Model::DiffusionMaps(m) => {
-                let p = m.params();
-                v.push(("output".into(), p.output.name().into()));
-                v.push(("t".into(), format!("{:?}", p.t)));
-                v.push(("density".into(), format!("{:?}", p.density).to_lowercase()));
-                diffusion_info(&mut v, m.core());
-                v.push(("eigenvalues".into(), fmt(m.eigenvalues())));
-            }
-            Model::Eigenmaps(m) => {
-                diffusion_info(&mut v, m.core());
-                v.push((
-                    "laplacian_eigenvalues".into(),
-                    fmt(&m.laplacian_eigenvalues()),
-                ));
-            }
-            Model::Interpolate(m) => {
-                let p = m.params();
-                v.push(("kernel".into(), p.kernel.name().into()));
-                if let Some(e) = p.kernel.epsilon() {
-                    v.push(("epsilon".into(), format!("{e:?}")));
-                }
-                v.push(("regularization".into(), format!("{:?}", p.regularization)));
-                if let Some(d) = p.geometric_harmonics {
-                    v.push(("geometric_harmonics_delta".into(), format!("{d:?}")));
-                }
-                v.push((
-                    "tail_degree".into(),
-                    m.tail_degree().map_or("none".into(), |d| d.to_string()),
-                ));
-                v.push(("norm_h_squared".into(), fmt(m.norms_squared())));
-                v.push((
-                    "residual_rank".into(),
-                    m.residual_rank()
-                        .map_or("n/a (conditionally positive definite kernel)".into(), |r| {
-                            r.to_string()
-                        }),
-                ));
-            }
-            Model::SpectralClustering(m) => {
-                v.push(("n_clusters".into(), m.params().n_clusters.to_string()));
-                v.push(("seed".into(), m.params().seed.to_string()));
-                v.push(("inertia".into(), format!("{:?}", m.inertia())));
-                diffusion_info(&mut v, m.core());
-                v.push(("eigenvalues".into(), fmt(m.core().eigenvalues())));
-            }
-        }
-        if let Some(c) = self.cmds() {
-            let (s, note) = c.solver_used();
-            v.push(("solver".into(), s.name().into()));
-            if let Some(n) = note {
-                v.push(("solver_note".into(), n.into()));
-            }
-            v.push(("eigenvalues".into(), fmt(c.eigenvalues())));
-            if !matches!(self, Model::Isomap(_)) {
-                v.push((
-                    "negative_eigenvalues".into(),
-                    if c.negative_eigenvalues().is_empty() {
-                        "none".into()
-                    } else {
-                        fmt(c.negative_eigenvalues())
-                    },
-                ));
-            }
-            v.push((
-                "residual_rank".into(),
-                c.residual_rank()
-                    .map_or("n/a (B is not positive semidefinite)".into(), |r| {
-                        r.to_string()
-                    }),
-            ));
-        }
+        self.fitted().info(&mut v);
         v
     }
 }
 
-/// Kernel lines shared by the diffusion-kernel models.
-fn diffusion_info(v: &mut Vec<(String, String)>, c: &DiffusionCore) {
-    use crate::methods::diffusion_maps::{Epsilon, Sparsity};
-    let spec = c.spec();
-    v.push(("alpha".into(), format!("{:?}", spec.alpha)));
-    v.push(("epsilon".into(), format!("{:?}", c.epsilon())));
-    v.push((
-        "epsilon_rule".into(),
-        match spec.epsilon {
-            Epsilon::Median => "median".into(),
-            Epsilon::LogSlope => "log-slope".into(),
-            Epsilon::Value(_) => "given".into(),
-        },
-    ));
-    if let Some(d) = c.dimension_estimate() {
-        v.push(("dimension_estimate".into(), format!("{d:.3}")));
-    }
-    match spec.sparsity {
-        Sparsity::Dense => v.push(("sparsity".into(), "dense".into())),
-        Sparsity::Knn(k) => {
-            v.push(("sparsity".into(), "knn".into()));
-            v.push(("n_neighbors".into(), k.to_string()));
-        }
-        Sparsity::Threshold(e) => {
-            v.push(("sparsity".into(), "threshold".into()));
-            v.push(("threshold".into(), format!("{e:?}")));
-        }
-    }
-    v.push(("nnz".into(), c.nnz().to_string()));
-    let (s, note) = c.solver_used();
-    v.push(("solver".into(), s.name().into()));
-    if let Some(n) = note {
-        v.push(("solver_note".into(), n.into()));
-    }
-    v.push((
-        "residual_rank".into(),
-        c.residual_rank()
-            .map_or("n/a (residual not computed)".into(), |r| r.to_string()),
-    ));
-}
-
 impl OutOfSample for Model {
     fn embedding(&self) -> MatRef<'_, f64> {
-        self.inner().embedding()
+        self.fitted().embedding()
     }
 
     fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
-        self.inner().extend(new)
+        self.fitted().extend(new)
     }
 
     fn input_width(&self) -> usize {
-        self.inner().input_width()
+        self.fitted().input_width()
     }
 }

@@ -1,0 +1,209 @@
+//! `oose extend`: streams new rows through a model (reads, extends and writes in
+//! chunks), or reconstructs them jointly. The extension options are the library's
+//! (`ExtendOptions`); the model decides which it supports.
+
+use crate::io::{MatrixReader, MatrixWriter};
+use crate::{check_width, load_model, progress, CliError};
+use clap::Args;
+use oose::extend::Strategy;
+use oose::methods::diffusion_maps::{Density, OnIsolated};
+use oose::methods::OutOfSample;
+use oose::model::{ExtendOptions, Model};
+
+#[derive(Args)]
+pub struct ExtendArgs {
+    /// Model file written by `oose fit`.
+    model: String,
+    /// New points (.npy or CSV; `-` = stdin). For a precomputed kernel: rows k(z, x_i).
+    #[arg(long, default_value = "-")]
+    input: String,
+    /// For a precomputed kernel: the values k(z, z), one per row (enables the residual).
+    #[arg(long)]
+    kernel_diagonal: Option<String>,
+    /// Output file (.npy or CSV; `-` = stdout).
+    #[arg(long, default_value = "-")]
+    output: String,
+    /// Add the per-point diagnostic columns: `residual,reconstruction_error` and the
+    /// method's own (mds family: `beta_minus_projection,objective_projection`, plus
+    /// `objective_restricted,lambda,unique` for restricted reconstruction).
+    #[arg(long)]
+    diagnostics: bool,
+    /// Extension strategy: projection (every model) or restricted (mds, landmark-mds,
+    /// isomap, kpca).
+    #[arg(long, default_value = "projection", value_parser = ["projection", "restricted"])]
+    strategy: String,
+    /// Joint restricted reconstruction of all input rows together (reads the whole
+    /// input). For proximity models give the new objects' mutual block with `--mutual`.
+    #[arg(long)]
+    joint: bool,
+    /// k×k proximities among the new objects, same kind as the input (implies --joint).
+    #[arg(long)]
+    mutual: Option<String>,
+    /// Density of new points for dmaps models (default: the model's). `union` reads the
+    /// whole input as one batch.
+    #[arg(long, value_parser = ["training", "union"])]
+    density: Option<String>,
+    /// New points without a neighbour (dmaps models; default: the model's; eigenmaps
+    /// and spectral-clustering take it at fit).
+    #[arg(long, value_parser = ["error", "nan"])]
+    on_isolated: Option<String>,
+    /// Rows per chunk while streaming.
+    #[arg(long, default_value_t = 16384, hide = true)]
+    chunk_rows: usize,
+}
+
+/// An option error named by its flag.
+fn option_error(e: oose::Error) -> CliError {
+    match e {
+        oose::Error::InvalidParameter { name, reason } => {
+            CliError::usage(format!("--{}: {reason}", name.replace('_', "-")))
+        }
+        other => CliError::from(other),
+    }
+}
+
+pub fn run(a: ExtendArgs) -> Result<(), CliError> {
+    if a.chunk_rows == 0 {
+        return Err(CliError::usage("--chunk-rows must be at least 1"));
+    }
+    let model = load_model(&a.model)?;
+    if a.joint || a.mutual.is_some() {
+        return joint(&a, &model);
+    }
+    let opts = ExtendOptions {
+        strategy: Some(Strategy::from_name(&a.strategy).map_err(option_error)?),
+        density: a
+            .density
+            .as_deref()
+            .map(Density::from_name)
+            .transpose()
+            .map_err(option_error)?,
+        on_isolated: a
+            .on_isolated
+            .as_deref()
+            .map(OnIsolated::from_name)
+            .transpose()
+            .map_err(option_error)?,
+        // Its presence is checked here; its values come chunk by chunk.
+        kernel_diagonal: a.kernel_diagonal.as_ref().map(|_| &[][..]),
+    };
+    model.fitted().check_options(&opts).map_err(option_error)?;
+    // Options that couple the rows of a batch: the whole input is one batch.
+    let coupled = model.fitted().batch_coupled(&opts);
+    let chunk_rows = if coupled { usize::MAX } else { a.chunk_rows };
+    let mut input = MatrixReader::open(&a.input)?;
+    let mut diag = a
+        .kernel_diagonal
+        .as_deref()
+        .map(MatrixReader::open)
+        .transpose()?;
+    let d = model.n_components();
+    let mut out: Option<MatrixWriter> = None;
+    let spin = progress::Spinner::start("extending");
+    let mut rows = 0usize;
+    while let Some(chunk) = input.next_chunk(chunk_rows)? {
+        check_width(&model, chunk.ncols(), input.name())?;
+        let dv: Option<Vec<f64>> = match diag.as_mut() {
+            Some(dr) => {
+                let dv = dr.next_chunk(chunk.nrows())?.ok_or_else(|| {
+                    CliError::data(format!("{}: fewer rows than {}", dr.name(), input.name()))
+                })?;
+                if dv.ncols() != 1 || dv.nrows() != chunk.nrows() {
+                    return Err(CliError::data(format!(
+                        "{}: expected one value per row of {}",
+                        dr.name(),
+                        input.name()
+                    )));
+                }
+                Some((0..dv.nrows()).map(|i| dv[(i, 0)]).collect())
+            }
+            None => None,
+        };
+        let chunk_opts = ExtendOptions {
+            kernel_diagonal: dv.as_deref(),
+            ..opts
+        };
+        let ext = model
+            .extend_options(chunk.as_ref(), &chunk_opts)
+            .map_err(|e| {
+                let mut e = CliError::from(e);
+                e.message = format!("{}: {}", input.name(), row_offset_message(&e.message, rows));
+                e
+            })?;
+        let mut cols: Vec<Vec<f64>> = (0..d)
+            .map(|j| ext.coordinates.col_as_slice(j).to_vec())
+            .collect();
+        let mut names: Vec<String> = (1..=d).map(|j| format!("c{j}")).collect();
+        if a.diagnostics {
+            names.push("residual".into());
+            names.push("reconstruction_error".into());
+            cols.push(ext.residual);
+            cols.push(ext.reconstruction_error);
+            for c in ext.extra {
+                names.push(c.name.into());
+                cols.push(c.values);
+            }
+        }
+        if out.is_none() {
+            out = Some(MatrixWriter::create(&a.output, &names)?);
+        }
+        let refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
+        out.as_mut().expect("created above").write_rows(&refs)?;
+        rows += chunk.nrows();
+        spin.inc(chunk.nrows());
+    }
+    spin.finish();
+    match out {
+        Some(o) if rows > 0 => o.finish(),
+        _ => Err(CliError::data(format!(
+            "{}: empty input (no data rows)",
+            input.name()
+        ))),
+    }
+}
+
+/// Joint restricted reconstruction: the whole input at once (the rows are coupled).
+fn joint(a: &ExtendArgs, model: &Model) -> Result<(), CliError> {
+    let new = MatrixReader::open(&a.input)?.read_all()?;
+    check_width(model, new.ncols(), &a.input)?;
+    let mutual = a
+        .mutual
+        .as_deref()
+        .map(|f| MatrixReader::open(f)?.read_all())
+        .transpose()?;
+    let spin = progress::Spinner::start("joint restricted reconstruction");
+    let j = model
+        .extend_joint(new.as_ref(), mutual.as_ref().map(|m| m.as_ref()))
+        .map_err(|e| CliError::from(e).in_file(&a.input));
+    spin.finish();
+    let j = j?;
+    let d = model.n_components();
+    let k = j.coordinates.nrows();
+    let mut names: Vec<String> = (1..=d).map(|c| format!("c{c}")).collect();
+    let mut cols: Vec<Vec<f64>> = (0..d)
+        .map(|c| (0..k).map(|i| j.coordinates[(i, c)]).collect())
+        .collect();
+    if a.diagnostics {
+        for (name, v) in [
+            ("joint_objective", j.objective),
+            ("joint_gradient_norm", j.gradient_norm),
+            ("objective_one_by_one", j.objective_one_by_one),
+            ("objective_projection", j.objective_projection),
+        ] {
+            names.push(name.into());
+            cols.push(vec![v; k]);
+        }
+    }
+    let mut out = MatrixWriter::create(&a.output, &names)?;
+    let refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
+    out.write_rows(&refs)?;
+    out.finish()
+}
+
+/// Library errors count rows within a chunk; the user needs the row in the file.
+fn row_offset_message(msg: &str, offset: usize) -> String {
+    if offset == 0 {
+        return msg.to_string();
+    }
+    format!("{msg} (in the chunk starting at data row {})", offset + 1)
+}

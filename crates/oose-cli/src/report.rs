@@ -1,0 +1,78 @@
+//! `oose fit`, `oose compare` and `oose theory`: fit from the registry, and the reports
+//! printed as `key: value` lines.
+
+use crate::io::MatrixReader;
+use crate::{check_width, fit, load_model, CliError};
+
+/// `oose fit METHOD …`: fits and writes the model.
+pub fn fit(args: &[String]) -> Result<(), CliError> {
+    let (m, a) = fit::parse(args, false)?;
+    let output = a
+        .get_one::<String>("output")
+        .cloned()
+        .ok_or_else(|| CliError::usage("--output FILE is required (where to write the model)"))?;
+    let model = fit::build_model(m, &a, None)?;
+    std::fs::write(&output, model.to_bytes())
+        .map_err(|e| CliError::data(format!("{output}: cannot write model: {e}")))
+}
+
+/// `oose compare METHOD …`: hold out, fit, extend, retrain, print (SPEC §9).
+pub fn compare(args: &[String]) -> Result<(), CliError> {
+    let (m, a) = fit::parse(args, true)?;
+    fit::points_only(&a)?;
+    let input = a.get_one::<String>("input").cloned().unwrap_or_default();
+    let holdout = *a.get_one::<f64>("holdout").expect("has a default");
+    let split_seed = *a.get_one::<u64>("split-seed").expect("has a default");
+    let x = MatrixReader::open(&input)?.read_all()?;
+    let failure = std::cell::RefCell::new(None);
+    let c = oose::diagnostics::retrain::compare_holdout(x.as_ref(), holdout, split_seed, |t| {
+        fit::build_model(m, &a, Some(t)).map_err(|e| {
+            let msg = e.message.clone();
+            *failure.borrow_mut() = Some(e);
+            oose::Error::Unsupported(msg)
+        })
+    });
+    let c = match (c, failure.into_inner()) {
+        (Ok(c), _) => c,
+        (Err(_), Some(e)) => return Err(e),
+        (Err(e), None) => return Err(e.into()),
+    };
+    println!("method: {}", m.name);
+    println!("n_train: {}", c.n_train);
+    println!("n_new: {}", c.n_new);
+    println!(
+        "relative_extension_error: {:?}",
+        c.comparison.relative_extension_error
+    );
+    println!("training_drift: {:?}", c.comparison.training_drift);
+    Ok(())
+}
+
+/// `oose theory MODEL --input Z`: batch discrepancy, bounds and interlacing (SPEC §4).
+pub fn theory(model: &str, input: &str) -> Result<(), CliError> {
+    use oose::diagnostics::theory::{batch_discrepancy, interlacing};
+    let m = load_model(model)?;
+    let Some((kernel, x, tol)) = m.fitted().kernel_on_points() else {
+        return Err(CliError::usage(format!(
+            "theory needs a kernel on points (a kpca model without a precomputed kernel); \
+             this {} model has none",
+            m.method()
+        )));
+    };
+    let z = MatrixReader::open(input)?.read_all()?;
+    check_width(&m, z.ncols(), input)?;
+    let d = batch_discrepancy(&kernel, x, z.as_ref(), tol)?;
+    let il = interlacing(&kernel, x, z.as_ref(), tol)?;
+    println!("n_train: {}", x.nrows());
+    println!("n_new: {}", z.nrows());
+    println!("discrepancy: {:?}", d.discrepancy);
+    println!("identity: {:?}", d.identity);
+    println!("bound: {:?}", d.bound);
+    println!("seed_bound: {:?}", d.seed_bound);
+    println!("trace_residual: {:?}", d.trace_residual);
+    println!("max_residual: {:?}", d.max_residual);
+    println!("exact: {}", d.exact);
+    println!("interlacing_worst_violation: {:?}", il.worst_violation);
+    println!("residual_norm: {:?}", il.residual_norm);
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! The kernel's parameters as data (`kernel`, `epsilon`, `beta`, `gamma`, `coef0`,
+//! `degree`), shared by every method with a kernel on points (see `model::params`).
+
+use super::{Bandwidth, Kernel, KERNEL_NAMES};
+use crate::error::Result;
+use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
+
+/// γ, c and p of the polynomial kernel (γ xᵀy + c)^p when not given.
+pub const POLYNOMIAL_DEFAULTS: (f64, f64, u32) = (1.0, 1.0, 3);
+
+/// The kernel's parameters, in the order interfaces list them.
+pub const KERNEL_SPECS: [ParamSpec; 6] = [
+    ParamSpec::new(
+        "kernel",
+        "kernel",
+        Kind::Choice(&KERNEL_NAMES),
+        "Kernel (SPEC §1); `precomputed`: the input is the N×N kernel matrix.",
+    ),
+    ParamSpec::new(
+        "epsilon",
+        "epsilon",
+        Kind::FloatOrName(&["auto"]),
+        "Bandwidth ε > 0, or `auto` (median rule).",
+    ),
+    ParamSpec::new(
+        "beta",
+        "beta",
+        Kind::Float,
+        "Exponent β of the (inverse) multiquadric (½, −½) and polyharmonic (3) kernels.",
+    )
+    .optional(),
+    ParamSpec::new("gamma", "gamma", Kind::Float, "γ of the polynomial kernel."),
+    ParamSpec::new("coef0", "coef0", Kind::Float, "c of the polynomial kernel."),
+    ParamSpec::new(
+        "degree",
+        "degree",
+        Kind::Int,
+        "Degree p of the polynomial kernel.",
+    ),
+];
+
+/// ε as a value: a number, or `auto`.
+pub(crate) fn bandwidth_value(b: Bandwidth) -> Value {
+    match b {
+        Bandwidth::Auto => Value::Str("auto".into()),
+        Bandwidth::Value(e) => Value::Float(e),
+    }
+}
+
+/// ε from a value: a number > 0, or `auto`.
+pub(crate) fn bandwidth_from(v: Value) -> Result<Bandwidth> {
+    match v {
+        Value::Str(s) => Bandwidth::from_name(&s),
+        Value::Float(x) => Bandwidth::value(x),
+        Value::Int(i) => Bandwidth::value(i as f64),
+        other => Err(crate::Error::param(
+            "epsilon",
+            format!("expected a number > 0 or `auto`, got {other}"),
+        )),
+    }
+}
+
+impl Kernel {
+    /// The kernel's parameters by name (those it does not use at their defaults).
+    pub fn param_values(&self) -> ParamList {
+        let (mut gamma, mut coef0, mut degree) = POLYNOMIAL_DEFAULTS;
+        let mut beta = Value::None;
+        let mut epsilon = Value::Str("auto".into());
+        match *self {
+            Kernel::Gaussian { epsilon: e }
+            | Kernel::Laplacian { epsilon: e }
+            | Kernel::Wendland { epsilon: e } => epsilon = bandwidth_value(e),
+            Kernel::InverseMultiquadric {
+                epsilon: e,
+                beta: b,
+            }
+            | Kernel::Multiquadric {
+                epsilon: e,
+                beta: b,
+            } => {
+                epsilon = bandwidth_value(e);
+                beta = Value::Float(b);
+            }
+            Kernel::Polynomial {
+                gamma: g,
+                coef0: c,
+                degree: p,
+            } => (gamma, coef0, degree) = (g, c, p),
+            Kernel::Polyharmonic { beta: b } if b != 2 => beta = Value::Float(b as f64),
+            _ => {}
+        }
+        vec![
+            ("kernel", Value::Str(self.name().into())),
+            ("epsilon", epsilon),
+            ("beta", beta),
+            ("gamma", Value::Float(gamma)),
+            ("coef0", Value::Float(coef0)),
+            ("degree", Value::Int(degree as u64)),
+        ]
+    }
+
+    /// The kernel from a bag of values; absent ones take `default`'s.
+    pub fn from_values(v: &Values, default: Kernel) -> Result<Kernel> {
+        let d = default.param_values();
+        let get = |i: usize| d[i].1.clone();
+        let name = v.name("kernel", default.name())?;
+        let epsilon = bandwidth_from(v.raw("epsilon", get(1)))?;
+        let beta = v.opt_f64("beta", None)?;
+        let (g, c, p) = POLYNOMIAL_DEFAULTS;
+        let gamma = v.f64("gamma", g)?;
+        let coef0 = v.f64("coef0", c)?;
+        let degree = v.u32("degree", p)?;
+        Kernel::from_name(&name, epsilon, beta, gamma, coef0, degree)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_round_trips_through_its_values() {
+        let kernels = [
+            Kernel::gaussian(0.7),
+            Kernel::default(),
+            Kernel::Laplacian {
+                epsilon: Bandwidth::Value(2.0),
+            },
+            Kernel::InverseMultiquadric {
+                epsilon: Bandwidth::Auto,
+                beta: -1.5,
+            },
+            Kernel::Multiquadric {
+                epsilon: Bandwidth::Value(0.3),
+                beta: 0.5,
+            },
+            Kernel::Wendland {
+                epsilon: Bandwidth::Value(3.0),
+            },
+            Kernel::Linear,
+            Kernel::Polynomial {
+                gamma: 0.5,
+                coef0: 2.0,
+                degree: 2,
+            },
+            Kernel::Precomputed,
+            Kernel::Polyharmonic { beta: 2 },
+            Kernel::Polyharmonic { beta: 5 },
+        ];
+        for k in kernels {
+            let mut v = Values::new();
+            for (name, value) in k.param_values() {
+                v.set(name, value);
+            }
+            assert_eq!(Kernel::from_values(&v, Kernel::default()).unwrap(), k);
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The one contract (DESIGN.md "One contract for every method"): a method's parameter
+//! struct implements [`Method`], its fitted type implements [`Fitted`]. The registry
+//! (`model/mod.rs`) lists them once; the model type, its dispatch, its file format, the
+//! command line and the Python binding are built from that list.
+
+use super::params::{ParamList, ParamSpec, Values};
+use crate::error::{Error, Result};
+use crate::extend::restricted::Joint;
+use crate::extend::{Extension, Strategy};
+use crate::kernel::Kernel;
+use crate::methods::diffusion_maps::{Density, OnIsolated};
+use crate::methods::mds::Proximity;
+use crate::methods::OutOfSample;
+use faer::MatRef;
+
+/// What a method is fitted on.
+#[derive(Clone, Copy, Debug)]
+pub enum Input<'a> {
+    /// Points, one per row (N×D); for a precomputed kernel, the N×N kernel matrix.
+    Points(MatRef<'a, f64>),
+    /// An N×N proximity matrix of the given kind (classical MDS).
+    Proximity(MatRef<'a, f64>, Proximity),
+    /// Points and the values of a function on them (N×m; kernel interpolation).
+    Values {
+        /// N×D.
+        points: MatRef<'a, f64>,
+        /// N×m.
+        values: MatRef<'a, f64>,
+    },
+}
+
+impl<'a> Input<'a> {
+    /// The kind of input, in words (for errors).
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Input::Points(_) => "points",
+            Input::Proximity(..) => "a proximity matrix",
+            Input::Values { .. } => "points with values",
+        }
+    }
+
+    /// An error saying that `method` does not take this input.
+    pub fn refused(&self, method: &str, takes: &str) -> Error {
+        Error::Unsupported(format!(
+            "{method} is fitted on {takes}, not on {}",
+            self.describe()
+        ))
+    }
+}
+
+/// Which inputs a method is fitted on (interfaces offer the matching options).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKinds {
+    /// Points only (or a kernel matrix for a precomputed kernel).
+    Points,
+    /// Points or a proximity matrix (classical MDS).
+    PointsOrProximity,
+    /// Points with values (kernel interpolation).
+    Values,
+}
+
+/// A method: its name, its parameters, and `fit`.
+pub trait Method: Default + Sized {
+    /// The fitted type.
+    type Fitted: Fitted;
+    /// The method's name on the command line and in model files' `info` (`kpca`).
+    const NAME: &'static str;
+    /// One line for help texts.
+    const ABOUT: &'static str;
+    /// What the method is fitted on.
+    const INPUT: InputKinds = InputKinds::Points;
+
+    /// The parameters: names, flags, kinds and help (not the defaults: those are
+    /// `Self::default()`'s values).
+    fn specs() -> &'static [ParamSpec];
+
+    /// Every parameter's value, in the order of [`Method::specs`].
+    fn values(&self) -> ParamList;
+
+    /// The parameters from a bag of values; absent ones take the default, an unknown
+    /// name is an error.
+    fn from_values(v: &Values) -> Result<Self>;
+
+    /// Fits the method.
+    fn fit_input(&self, input: Input<'_>) -> Result<Self::Fitted>;
+}
+
+/// Options of one extension call. Every option a model does not support is refused
+/// by name ([`ExtendOptions::refuse_all_but`]); none is silently ignored.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExtendOptions<'a> {
+    /// Projection (every model) or restricted reconstruction (inner-product models).
+    pub strategy: Option<Strategy>,
+    /// Density of new points (diffusion maps; default: the model's).
+    pub density: Option<Density>,
+    /// New points without a neighbour (diffusion maps; default: the model's).
+    pub on_isolated: Option<OnIsolated>,
+    /// k(z, z) of each new row (a precomputed kernel: enables the residual).
+    pub kernel_diagonal: Option<&'a [f64]>,
+}
+
+impl ExtendOptions<'_> {
+    /// The names of the options given (projection counts as no option: every model
+    /// extends by projection).
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut v = vec![];
+        if matches!(self.strategy, Some(s) if s != Strategy::Projection) {
+            v.push("strategy");
+        }
+        if self.density.is_some() {
+            v.push("density");
+        }
+        if self.on_isolated.is_some() {
+            v.push("on_isolated");
+        }
+        if self.kernel_diagonal.is_some() {
+            v.push("kernel_diagonal");
+        }
+        v
+    }
+
+    /// Refuses every given option not in `supported`, with `why(option)` as reason.
+    pub fn refuse_all_but(
+        &self,
+        supported: &[&str],
+        why: impl Fn(&'static str) -> String,
+    ) -> Result<()> {
+        match self.given().into_iter().find(|o| !supported.contains(o)) {
+            None => Ok(()),
+            Some(o) => Err(Error::param(o, why(o))),
+        }
+    }
+}
+
+/// Why a model without options refuses one (the message names what has it).
+pub(crate) fn no_such_option(method: &str, option: &'static str) -> String {
+    match option {
+        "strategy" => format!(
+            "restricted reconstruction is for the inner-product embeddings (mds, \
+             landmark-mds, isomap, kpca), not {method}"
+        ),
+        "density" => format!("density at extension applies only to dmaps models, not {method}"),
+        "on_isolated" => {
+            format!("on_isolated at extension applies only to dmaps models, not {method}")
+        }
+        "kernel_diagonal" => "applies only to kernel PCA with a precomputed kernel".into(),
+        _ => format!("{method} has no extension option {option}"),
+    }
+}
+
+/// An inner-product embedding (the MDS family and kernel PCA): restricted
+/// reconstruction, joint restricted reconstruction, the arc (SPEC §5).
+pub trait InnerProduct {
+    /// Joint restricted reconstruction of all rows of `new` together; `mutual` is the
+    /// new objects' k×k proximity block where the model cannot compute it.
+    fn extend_joint(&self, new: MatRef<'_, f64>, mutual: Option<MatRef<'_, f64>>) -> Result<Joint>;
+
+    /// `steps + 1` points on the arc from projection to restricted reconstruction of
+    /// each new object, `(object, λ, y)`.
+    fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>>;
+}
+
+/// A fitted model: the contract every registered method's fitted type follows.
+pub trait Fitted: OutOfSample {
+    /// The parameters as fitted (ε as chosen), by name.
+    fn param_values(&self) -> ParamList;
+
+    /// Refuses, by name, every option of `opts` the model does not support (interfaces
+    /// call it before reading any data).
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()>;
+
+    /// Extends with options (checked by [`Fitted::check_options`] first).
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension>;
+
+    /// Whether these options couple the rows of a batch (an interface must then pass
+    /// the whole input as one batch).
+    fn batch_coupled(&self, _opts: &ExtendOptions<'_>) -> bool {
+        false
+    }
+
+    /// The method's own `(key, value)` lines of `info` (parameters used, solver, …).
+    fn info(&self, v: &mut Vec<(String, String)>);
+
+    /// Eigenvalues of the fit, largest first, where there are any.
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        None
+    }
+
+    /// Whether the sizes of a decoded payload agree.
+    fn is_consistent(&self) -> bool;
+
+    /// Restricted and joint reconstruction, where the method has them.
+    fn inner_product(&self) -> Option<&dyn InnerProduct> {
+        None
+    }
+
+    /// Cluster labels of the training points (clustering methods).
+    fn labels(&self) -> Option<&[usize]> {
+        None
+    }
+
+    /// Indices of the training rows that were embedded (all, unless a method drops some).
+    fn kept(&self) -> Option<&[usize]> {
+        None
+    }
+
+    /// ||f_X||²_H per value column (interpolants).
+    fn norms_squared(&self) -> Option<&[f64]> {
+        None
+    }
+
+    /// Whether new rows with `width` columns can be extended.
+    fn accepts_width(&self, width: usize) -> bool {
+        width == self.input_width()
+    }
+
+    /// What a new row holds, in words (for width errors).
+    fn row_description(&self) -> &'static str {
+        "the training data's dimension"
+    }
+
+    /// The kernel, the training points and the rank tolerance, for a kernel on points
+    /// (theory diagnostics).
+    fn kernel_on_points(&self) -> Option<(Kernel, MatRef<'_, f64>, f64)> {
+        None
+    }
+}
+
+/// The error for mutual proximities given to a model that computes them itself.
+pub(crate) fn mutual_refused(method: &str) -> Error {
+    Error::param(
+        "mutual",
+        format!("{method} computes the new points' mutual proximities itself; do not pass them"),
+    )
+}

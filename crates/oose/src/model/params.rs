@@ -1,0 +1,304 @@
+//! Parameters as data: what every interface (the command line, Python) needs to know
+//! about a method's parameters without a line of per-method code.
+//!
+//! A method's parameter struct is the one place its defaults are written (its
+//! `Default`). It describes its fields as [`ParamSpec`]s, lists its values
+//! ([`Method::values`](super::Method::values)) and is rebuilt from a [`Values`] bag
+//! ([`Method::from_values`](super::Method::from_values)). A bag holds typed values
+//! (from Python) or text (from the command line); the getters below parse either and
+//! name the parameter in every error.
+
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One parameter value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// Not set (an optional parameter left to its rule).
+    None,
+    /// A flag.
+    Bool(bool),
+    /// A non-negative integer.
+    Int(u64),
+    /// A real number.
+    Float(f64),
+    /// A name, or text from the command line still to be parsed.
+    Str(String),
+}
+
+impl fmt::Display for Value {
+    /// The value as the command line writes it (floats round-trip exactly).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::None => f.write_str("none"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) if x.is_infinite() && *x > 0.0 => f.write_str("inf"),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Parameter values by name, in a method's order.
+pub type ParamList = Vec<(&'static str, Value)>;
+
+/// What kind of value a parameter takes (for help texts and the command line's parser).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// A non-negative integer.
+    Int,
+    /// A real number.
+    Float,
+    /// `true` or `false`.
+    Bool,
+    /// One of the names listed.
+    Choice(&'static [&'static str]),
+    /// A number or one of the names listed (`auto`, …).
+    FloatOrName(&'static [&'static str]),
+}
+
+/// The description of one parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParamSpec {
+    /// The SPEC name, as Python spells it (`n_neighbors`).
+    pub name: &'static str,
+    /// The command line's flag without the dashes (`knn`).
+    pub flag: &'static str,
+    /// Older or shorter flags that mean the same (`t` for `time`).
+    pub aliases: &'static [&'static str],
+    /// What the value is.
+    pub kind: Kind,
+    /// Whether `None` is a valid value (the parameter is optional).
+    pub optional: bool,
+    /// One line for help texts.
+    pub help: &'static str,
+}
+
+impl ParamSpec {
+    /// A required parameter whose flag is its name in kebab case.
+    pub const fn new(
+        name: &'static str,
+        flag: &'static str,
+        kind: Kind,
+        help: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            flag,
+            aliases: &[],
+            kind,
+            optional: false,
+            help,
+        }
+    }
+
+    /// The same, optional.
+    pub const fn optional(mut self) -> Self {
+        self.optional = true;
+        self
+    }
+
+    /// The same with alias flags.
+    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+}
+
+/// Parameter values by SPEC name. Unknown names are an error when the bag is read by
+/// a method (see [`Values::finish`]), so a misspelt parameter is never ignored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Values {
+    map: BTreeMap<String, Value>,
+}
+
+impl Values {
+    /// An empty bag: every parameter takes its default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `name` to `value` (builder style).
+    pub fn with(mut self, name: &str, value: Value) -> Self {
+        self.set(name, value);
+        self
+    }
+
+    /// Sets `name` to `value`.
+    pub fn set(&mut self, name: &str, value: Value) {
+        self.map.insert(name.to_string(), value);
+    }
+
+    /// Whether `name` was given.
+    pub fn contains(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+
+    /// The names given.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.map.keys().map(String::as_str)
+    }
+
+    fn take(&self, name: &str) -> Option<&Value> {
+        self.map.get(name)
+    }
+
+    /// Errors on a name that is not one of `specs` (called by `from_values`).
+    pub fn finish(&self, method: &str, specs: &[ParamSpec]) -> Result<()> {
+        for k in self.map.keys() {
+            if !specs.iter().any(|s| s.name == k) {
+                let known: Vec<&str> = specs.iter().map(|s| s.name).collect();
+                return Err(Error::Unsupported(format!(
+                    "{method} has no parameter `{k}` (its parameters: {})",
+                    known.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// An integer (≥ 0), or `default` when not given.
+    pub fn usize(&self, name: &'static str, default: usize) -> Result<usize> {
+        match self.take(name) {
+            None => Ok(default),
+            Some(Value::Int(i)) => usize::try_from(*i).map_err(|_| too_large(name)),
+            Some(Value::Float(x)) if x.fract() == 0.0 && *x >= 0.0 && *x < 2f64.powi(63) => {
+                Ok(*x as usize)
+            }
+            Some(Value::Str(s)) => s.trim().parse::<usize>().map_err(|_| {
+                Error::param(name, format!("expected a non-negative integer, got {s:?}"))
+            }),
+            Some(v) => Err(Error::param(
+                name,
+                format!("expected a non-negative integer, got {v}"),
+            )),
+        }
+    }
+
+    /// A u64 (seeds), or `default`.
+    pub fn u64(&self, name: &'static str, default: u64) -> Result<u64> {
+        self.usize(name, default as usize).map(|v| v as u64)
+    }
+
+    /// A u32 (degrees), or `default`.
+    pub fn u32(&self, name: &'static str, default: u32) -> Result<u32> {
+        let v = self.usize(name, default as usize)?;
+        u32::try_from(v).map_err(|_| too_large(name))
+    }
+
+    /// A real number, or `default`.
+    pub fn f64(&self, name: &'static str, default: f64) -> Result<f64> {
+        match self.take(name) {
+            None => Ok(default),
+            Some(v) => number(name, v),
+        }
+    }
+
+    /// An optional real number (`None`, `none` or absent mean unset).
+    pub fn opt_f64(&self, name: &'static str, default: Option<f64>) -> Result<Option<f64>> {
+        match self.take(name) {
+            None => Ok(default),
+            Some(Value::None) => Ok(None),
+            Some(Value::Str(s)) if s == "none" => Ok(None),
+            Some(v) => number(name, v).map(Some),
+        }
+    }
+
+    /// A flag, or `default`.
+    pub fn bool(&self, name: &'static str, default: bool) -> Result<bool> {
+        self.opt_bool(name, Some(default))
+            .map(|b| b.unwrap_or(default))
+    }
+
+    /// An optional flag (`None`: the method's rule).
+    pub fn opt_bool(&self, name: &'static str, default: Option<bool>) -> Result<Option<bool>> {
+        match self.take(name) {
+            None => Ok(default),
+            Some(Value::None) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::Str(s)) => match s.as_str() {
+                "true" => Ok(Some(true)),
+                "false" => Ok(Some(false)),
+                "none" | "auto" => Ok(None),
+                _ => Err(Error::param(
+                    name,
+                    format!("expected true or false, got {s:?}"),
+                )),
+            },
+            Some(v) => Err(Error::param(
+                name,
+                format!("expected true or false, got {v}"),
+            )),
+        }
+    }
+
+    /// A name, or `default`.
+    pub fn name(&self, name: &'static str, default: &str) -> Result<String> {
+        match self.take(name) {
+            None => Ok(default.to_string()),
+            Some(Value::Str(s)) => Ok(s.clone()),
+            Some(v) => Err(Error::param(name, format!("expected a name, got {v}"))),
+        }
+    }
+
+    /// The raw value, or `default` (for parameters that take a number or a name).
+    pub fn raw(&self, name: &'static str, default: Value) -> Value {
+        self.take(name).cloned().unwrap_or(default)
+    }
+}
+
+fn too_large(name: &'static str) -> Error {
+    Error::param(name, "too large")
+}
+
+fn number(name: &'static str, v: &Value) -> Result<f64> {
+    match v {
+        Value::Float(x) => Ok(*x),
+        Value::Int(i) => Ok(*i as f64),
+        Value::Str(s) => match s.trim() {
+            "inf" | "infinity" => Ok(f64::INFINITY),
+            t => t
+                .parse::<f64>()
+                .map_err(|_| Error::param(name, format!("expected a number, got {s:?}"))),
+        },
+        v => Err(Error::param(name, format!("expected a number, got {v}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn getters_parse_text_and_typed_values_and_name_the_parameter() {
+        let v = Values::new()
+            .with("k", Value::Str("12".into()))
+            .with("e", Value::Int(3))
+            .with("b", Value::Str("false".into()))
+            .with("o", Value::None);
+        assert_eq!(v.usize("k", 1).unwrap(), 12);
+        assert_eq!(v.f64("e", 0.0).unwrap(), 3.0);
+        assert!(!v.bool("b", true).unwrap());
+        assert_eq!(v.opt_f64("o", Some(1.0)).unwrap(), None);
+        assert_eq!(v.usize("absent", 7).unwrap(), 7);
+        let bad = Values::new().with("k", Value::Str("-1".into()));
+        match bad.usize("k", 1) {
+            Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, "k"),
+            other => panic!("{other:?}"),
+        }
+        let unknown = Values::new().with("kk", Value::Int(1));
+        let k = ParamSpec::new("k", "knn", Kind::Int, "");
+        let e = unknown.finish("isomap", &[k]).unwrap_err().to_string();
+        assert!(e.contains("`kk`"), "{e}");
+    }
+
+    #[test]
+    fn display_round_trips_floats() {
+        for x in [0.1, 1e-12, 2.5e300, f64::INFINITY] {
+            let s = Value::Float(x).to_string();
+            assert_eq!(number("x", &Value::Str(s)).unwrap(), x);
+        }
+    }
+}

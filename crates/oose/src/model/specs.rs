@@ -1,0 +1,64 @@
+//! Parameters shared by several methods (one description each) and the formatting of
+//! `info` values.
+
+use super::params::{Kind, ParamSpec, Value, Values};
+use crate::error::Result;
+use crate::linalg::eigen::Solver;
+
+/// Embedding dimension d.
+pub const N_COMPONENTS: ParamSpec = ParamSpec::new(
+    "n_components",
+    "components",
+    Kind::Int,
+    "Embedding dimension d.",
+);
+
+/// Relative tolerance of eigenvalues and pivots.
+pub const RANK_TOLERANCE: ParamSpec = ParamSpec::new(
+    "rank_tolerance",
+    "rank-tolerance",
+    Kind::Float,
+    "Relative tolerance below which eigenvalues and pivots count as zero.",
+);
+
+/// The eigensolver.
+pub const SOLVER: ParamSpec = ParamSpec::new(
+    "solver",
+    "solver",
+    Kind::Choice(&["auto", "dense", "lanczos", "low-rank", "shift-invert"]),
+    "Eigensolver (`auto` chooses by size and kernel; the one used is in `info`).",
+);
+
+/// The seed of random choices.
+pub const SEED: ParamSpec = ParamSpec::new(
+    "seed",
+    "seed",
+    Kind::Int,
+    "Seed of random choices (results are deterministic given it).",
+);
+
+/// The solver as a value.
+pub(crate) fn solver_value(s: Solver) -> Value {
+    Value::Str(s.name().into())
+}
+
+/// The solver from a bag, or `default`.
+pub(crate) fn solver_from(v: &Values, default: Solver) -> Result<Solver> {
+    Solver::from_name(&v.name("solver", default.name())?)
+}
+
+/// A list of floats as `info` prints it (shortest round-trip form, comma-separated).
+pub(crate) fn fmt_list(xs: &[f64]) -> String {
+    xs.iter()
+        .map(|x| format!("{x:?}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `solver` and `solver_note` lines of `info`.
+pub(crate) fn solver_info(v: &mut Vec<(String, String)>, used: (Solver, Option<&str>)) {
+    v.push(("solver".into(), used.0.name().into()));
+    if let Some(n) = used.1 {
+        v.push(("solver_note".into(), n.into()));
+    }
+}

@@ -1,0 +1,133 @@
+//! Compatibility: every model file in `tests/fixtures/` was written by the code of the
+//! day the format was fixed (`examples/write_fixtures.rs`, run once, before the registry
+//! refactor). Each must still decode, encode to the same bytes, and extend its committed
+//! input to the committed output, bit for bit. The format is append-only: a change that
+//! breaks this is a new format version with a reader for the old one.
+
+use oose::extend::{Extension, Strategy};
+use oose::faer::Mat;
+use oose::model::{ExtendOptions, Model};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn bits(word: &str) -> f64 {
+    f64::from_bits(u64::from_str_radix(word, 16).expect("hex bits"))
+}
+
+/// The input rows and the optional kernel diagonal.
+fn read_input(path: &Path) -> (Mat<f64>, Option<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let shape: Vec<usize> = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let rows: Vec<Vec<f64>> = (0..shape[0])
+        .map(|_| lines.next().unwrap().split(' ').map(bits).collect())
+        .collect();
+    let diag = lines
+        .next()
+        .and_then(|l| l.strip_prefix("diagonal "))
+        .map(|l| l.split(' ').map(bits).collect());
+    (Mat::from_fn(shape[0], shape[1], |i, j| rows[i][j]), diag)
+}
+
+/// Sections (`projection`, `restricted`) of named columns.
+fn read_expected(path: &Path) -> BTreeMap<String, Vec<(String, Vec<u64>)>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out: BTreeMap<String, Vec<(String, Vec<u64>)>> = BTreeMap::new();
+    let mut section = String::new();
+    for line in text.lines() {
+        if let Some(s) = line.strip_prefix('[') {
+            section = s.trim_end_matches(']').to_string();
+            continue;
+        }
+        let (name, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let v = rest
+            .split(' ')
+            .filter(|w| !w.is_empty())
+            .map(|w| u64::from_str_radix(w, 16).unwrap())
+            .collect();
+        out.entry(section.clone())
+            .or_default()
+            .push((name.to_string(), v));
+    }
+    out
+}
+
+fn columns(e: &Extension) -> Vec<(String, Vec<u64>)> {
+    let mut v = vec![];
+    for j in 0..e.coordinates.ncols() {
+        let c = (0..e.coordinates.nrows())
+            .map(|i| e.coordinates[(i, j)].to_bits())
+            .collect();
+        v.push((format!("c{}", j + 1), c));
+    }
+    let b = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<u64>>();
+    v.push(("residual".into(), b(&e.residual)));
+    v.push(("reconstruction_error".into(), b(&e.reconstruction_error)));
+    for c in &e.extra {
+        v.push((c.name.to_string(), b(&c.values)));
+    }
+    v
+}
+
+#[test]
+fn every_fixture_decodes_reencodes_and_extends_bitwise() {
+    let mut names: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            (p.extension()? == "oose").then(|| p.file_stem()?.to_str().map(String::from))?
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 27, "fixtures missing: {names:?}");
+    let mut methods = std::collections::BTreeSet::new();
+    for name in &names {
+        let stem = dir().join(name);
+        let bytes = std::fs::read(stem.with_extension("oose")).unwrap();
+        let model = Model::from_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        methods.insert(model.method());
+        assert!(
+            model.to_bytes() == bytes,
+            "{name}: re-encoding changed the bytes"
+        );
+        let (input, diag) = read_input(&stem.with_extension("input"));
+        let expected = read_expected(&stem.with_extension("expected"));
+        for (section, want) in &expected {
+            let strategy = match section.as_str() {
+                "projection" => Strategy::Projection,
+                "restricted" => Strategy::Restricted,
+                s => panic!("{name}: unknown section {s}"),
+            };
+            let opts = ExtendOptions {
+                strategy: Some(strategy),
+                kernel_diagonal: diag.as_deref(),
+                ..Default::default()
+            };
+            let got = model
+                .extend_options(input.as_ref(), &opts)
+                .unwrap_or_else(|e| panic!("{name} [{section}]: {e}"));
+            let got = columns(&got);
+            assert_eq!(
+                got.iter().map(|c| &c.0).collect::<Vec<_>>(),
+                want.iter().map(|c| &c.0).collect::<Vec<_>>(),
+                "{name} [{section}]: columns"
+            );
+            for ((col, g), (_, w)) in got.iter().zip(want) {
+                assert!(g == w, "{name} [{section}] column {col}: not bitwise equal");
+            }
+        }
+    }
+    // One fixture (at least) per registered method.
+    for m in oose::model::METHODS {
+        assert!(methods.contains(m.name), "no fixture for {}", m.name);
+    }
+}
