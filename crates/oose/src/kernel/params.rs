@@ -3,7 +3,7 @@
 
 use super::{Bandwidth, Kernel, KERNEL_NAMES};
 use crate::error::Result;
-use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
+use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
 
 /// γ, c and p of the polynomial kernel (γ xᵀy + c)^p when not given.
 pub const POLYNOMIAL_DEFAULTS: (f64, f64, u32) = (1.0, 1.0, 3);
@@ -111,6 +111,15 @@ impl Kernel {
         let coef0 = v.f64("coef0", c)?;
         let degree = v.u32("degree", p)?;
         Kernel::from_name(&name, epsilon, beta, gamma, coef0, degree)
+    }
+}
+
+impl Param for Kernel {
+    fn put(&self, _: &'static str, _: &Self, out: &mut ParamList) {
+        out.extend(self.param_values());
+    }
+    fn get(v: &Values, _: &'static str, default: &Self) -> Result<Self> {
+        Kernel::from_values(v, *default)
     }
 }
 

@@ -659,6 +659,15 @@ pub fn apply_sign_rule(mut v: faer::MatMut<'_, f64>) -> Vec<bool> {
     flipped
 }
 
+impl crate::model::params::Named for Solver {
+    fn name(&self) -> &'static str {
+        Solver::name(self)
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        Solver::from_name(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

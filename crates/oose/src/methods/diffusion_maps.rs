@@ -130,6 +130,14 @@ pub enum Density {
 }
 
 impl Density {
+    /// The name every interface uses.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Density::Training => "training",
+            Density::Union => "union",
+        }
+    }
+
     /// Parses `training` or `union`.
     pub fn from_name(name: &str) -> Result<Density> {
         validate::named(
@@ -151,6 +159,14 @@ pub enum OnIsolated {
 }
 
 impl OnIsolated {
+    /// The name every interface uses.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OnIsolated::Error => "error",
+            OnIsolated::Nan => "nan",
+        }
+    }
+
     /// Parses `error` or `nan`.
     pub fn from_name(name: &str) -> Result<OnIsolated> {
         validate::named(
@@ -1508,3 +1524,30 @@ impl OutOfSample for FittedEigenmaps {
 }
 
 pub use crate::methods::spectral_clustering::{FittedSpectralClustering, SpectralClustering};
+
+impl crate::model::params::Named for Output {
+    fn name(&self) -> &'static str {
+        Output::name(self)
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        Output::from_name(s)
+    }
+}
+
+impl crate::model::params::Named for Density {
+    fn name(&self) -> &'static str {
+        Density::name(self)
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        Density::from_name(s)
+    }
+}
+
+impl crate::model::params::Named for OnIsolated {
+    fn name(&self) -> &'static str {
+        OnIsolated::name(self)
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        OnIsolated::from_name(s)
+    }
+}

@@ -4,18 +4,16 @@
 
 use crate::error::{Error, Result};
 use crate::extend::Extension;
-use crate::methods::diffusion_maps::{Density, OnIsolated};
+use crate::methods::diffusion_maps::Density;
 use crate::methods::diffusion_maps::{
     DiffusionCore, DiffusionKernel, DiffusionMaps, Epsilon, FittedDiffusionMaps, FittedEigenmaps,
-    LaplacianEigenmaps, Output, Sparsity,
+    LaplacianEigenmaps, Sparsity,
 };
 use crate::methods::spectral_clustering::{FittedSpectralClustering, SpectralClustering};
 use crate::methods::OutOfSample;
-use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method};
-use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
-use crate::model::specs::{
-    fmt_list, solver_from, solver_info, solver_value, N_COMPONENTS, RANK_TOLERANCE, SEED, SOLVER,
-};
+use crate::model::method::{no_such_option, Configuration, ExtendOptions, Fitted, Input, Method};
+use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
+use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SEED, SOLVER};
 use faer::MatRef;
 
 /// The diffusion kernel's parameters (ε rule, sparsification, α).
@@ -131,23 +129,12 @@ impl DiffusionKernel {
     }
 }
 
-fn on_isolated_value(o: OnIsolated) -> Value {
-    Value::Str(
-        match o {
-            OnIsolated::Error => "error",
-            OnIsolated::Nan => "nan",
-        }
-        .into(),
-    )
-}
-
-fn on_isolated_from(v: &Values, d: OnIsolated) -> Result<OnIsolated> {
-    match v.raw("on_isolated", on_isolated_value(d)) {
-        Value::Str(s) => OnIsolated::from_name(&s),
-        other => Err(Error::param(
-            "on_isolated",
-            format!("expected error or nan, got {other}"),
-        )),
+impl Param for DiffusionKernel {
+    fn put(&self, _: &'static str, default: &Self, out: &mut ParamList) {
+        out.extend(self.param_values(default));
+    }
+    fn get(v: &Values, _: &'static str, default: &Self) -> Result<Self> {
+        DiffusionKernel::from_values(v, default)
     }
 }
 
@@ -250,50 +237,63 @@ impl Method for DiffusionMaps {
         &S
     }
 
-    fn values(&self) -> ParamList {
-        let d = Self::default();
-        let mut v = vec![("n_components", Value::Int(self.n_components as u64))];
-        v.extend(self.kernel.param_values(&d.kernel));
-        v.push(("t", Value::Float(self.t)));
-        v.push(("output", Value::Str(self.output.name().into())));
-        v.push(("solver", solver_value(self.solver)));
-        v.push((
-            "density",
-            Value::Str(
-                match self.density {
-                    Density::Training => "training",
-                    Density::Union => "union",
-                }
-                .into(),
-            ),
-        ));
-        v.push(("on_isolated", on_isolated_value(self.on_isolated)));
-        v.push(("residual", self.residual.map_or(Value::None, Value::Bool)));
-        v.push(("rank_tolerance", Value::Float(self.rank_tolerance)));
-        v
-    }
+    crate::params_as_data!(DiffusionMaps {
+        n_components,
+        kernel,
+        t,
+        output,
+        solver,
+        density,
+        on_isolated,
+        residual,
+        rank_tolerance
+    });
 
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = DiffusionMaps {
-            n_components: v.usize("n_components", d.n_components)?,
-            kernel: DiffusionKernel::from_values(v, &d.kernel)?,
-            t: v.f64("t", d.t)?,
-            output: Output::from_name(&v.name("output", d.output.name())?)?,
-            solver: solver_from(v, d.solver)?,
-            density: Density::from_name(&v.name(
-                "density",
-                match d.density {
-                    Density::Training => "training",
-                    Density::Union => "union",
-                },
-            )?)?,
-            on_isolated: on_isolated_from(v, d.on_isolated)?,
-            residual: v.opt_bool("residual", d.residual)?,
-            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
+    fn configurations() -> Vec<Configuration> {
+        let v = |sparsity: &str, output: &str| {
+            Values::new()
+                .with("sparsity", sparsity)
+                .with("output", output)
+                .with("n_neighbors", 12usize)
         };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
+        vec![
+            Configuration::exact("knn-diffusion", v("knn", "diffusion")),
+            Configuration::exact(
+                "dense-standard",
+                Values::new()
+                    .with("sparsity", "dense")
+                    .with("output", "standard")
+                    .with("alpha", 0.5),
+            ),
+            Configuration::exact(
+                "threshold-weighted",
+                Values::new()
+                    .with("sparsity", "threshold")
+                    .with("threshold", 1e-3)
+                    .with("epsilon", 0.8)
+                    .with("output", "weighted")
+                    .with("t", 2.0),
+            ),
+            Configuration::exact(
+                "knn-normalized-log-slope",
+                v("knn", "normalized").with("epsilon", "log-slope"),
+            ),
+            Configuration::exact(
+                "knn-inf-alpha0",
+                v("knn", "diffusion")
+                    .with("epsilon", "inf")
+                    .with("alpha", 0.0),
+            ),
+            // The union density couples the rows of a batch and moves training points.
+            Configuration {
+                exact_on_training: false,
+                samplewise: false,
+                ..Configuration::exact(
+                    "union-density",
+                    v("knn", "diffusion").with("density", "union"),
+                )
+            },
+        ]
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedDiffusionMaps> {
@@ -370,27 +370,19 @@ impl Method for LaplacianEigenmaps {
         &S
     }
 
-    fn values(&self) -> ParamList {
-        let d = Self::default();
-        let mut v = vec![("n_components", Value::Int(self.n_components as u64))];
-        v.extend(self.kernel.param_values(&d.kernel));
-        v.push(("solver", solver_value(self.solver)));
-        v.push(("on_isolated", on_isolated_value(self.on_isolated)));
-        v.push(("rank_tolerance", Value::Float(self.rank_tolerance)));
-        v
-    }
+    crate::params_as_data!(LaplacianEigenmaps {
+        n_components,
+        kernel,
+        solver,
+        on_isolated,
+        rank_tolerance
+    });
 
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = LaplacianEigenmaps {
-            n_components: v.usize("n_components", d.n_components)?,
-            kernel: DiffusionKernel::from_values(v, &d.kernel)?,
-            solver: solver_from(v, d.solver)?,
-            on_isolated: on_isolated_from(v, d.on_isolated)?,
-            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
-        };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
+    fn configurations() -> Vec<Configuration> {
+        vec![
+            Configuration::exact("knn-10", Values::new()),
+            Configuration::exact("dense", Values::new().with("sparsity", "dense")),
+        ]
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedEigenmaps> {
@@ -456,29 +448,20 @@ impl Method for SpectralClustering {
         &S
     }
 
-    fn values(&self) -> ParamList {
-        let d = Self::default();
-        let mut v = vec![("n_clusters", Value::Int(self.n_clusters as u64))];
-        v.extend(self.kernel.param_values(&d.kernel));
-        v.push(("solver", solver_value(self.solver)));
-        v.push(("seed", Value::Int(self.seed)));
-        v.push(("n_init", Value::Int(self.n_init as u64)));
-        v.push(("on_isolated", on_isolated_value(self.on_isolated)));
-        v
-    }
+    crate::params_as_data!(SpectralClustering {
+        n_clusters,
+        kernel,
+        solver,
+        seed,
+        n_init,
+        on_isolated
+    });
 
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = SpectralClustering {
-            n_clusters: v.usize("n_clusters", d.n_clusters)?,
-            kernel: DiffusionKernel::from_values(v, &d.kernel)?,
-            solver: solver_from(v, d.solver)?,
-            seed: v.u64("seed", d.seed)?,
-            n_init: v.usize("n_init", d.n_init)?,
-            on_isolated: on_isolated_from(v, d.on_isolated)?,
-        };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
+    fn configurations() -> Vec<Configuration> {
+        vec![Configuration::exact(
+            "three-clusters",
+            Values::new().with("n_clusters", 3usize),
+        )]
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedSpectralClustering> {

@@ -13,8 +13,10 @@ use crate::kernel::params::KERNEL_SPECS;
 use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::pivoted_cholesky;
 use crate::methods::OutOfSample;
-use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, InputKinds, Method};
-use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
+use crate::model::method::{
+    no_such_option, Configuration, ExtendOptions, Fitted, Input, InputKinds, Method,
+};
+use crate::model::params::{Kind, ParamList, ParamSpec, Values};
 use crate::model::specs::{fmt_list, RANK_TOLERANCE};
 use crate::model::stored::StoredMat;
 use crate::validate;
@@ -423,27 +425,38 @@ impl Method for Interpolator {
         &S
     }
 
-    fn values(&self) -> ParamList {
-        let mut v = self.kernel.param_values();
-        v.push(("regularization", Value::Float(self.regularization)));
-        v.push((
-            "geometric_harmonics",
-            self.geometric_harmonics.map_or(Value::None, Value::Float),
-        ));
-        v.push(("rank_tolerance", Value::Float(self.rank_tolerance)));
-        v
-    }
+    crate::params_as_data!(Interpolator {
+        kernel,
+        regularization,
+        geometric_harmonics,
+        rank_tolerance
+    });
 
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = Interpolator {
-            kernel: Kernel::from_values(v, d.kernel)?,
-            regularization: v.f64("regularization", d.regularization)?,
-            geometric_harmonics: v.opt_f64("geometric_harmonics", d.geometric_harmonics)?,
-            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
+    fn configurations() -> Vec<Configuration> {
+        let inexact = |label, v| Configuration {
+            exact_on_training: false,
+            ..Configuration::exact(label, v)
         };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
+        vec![
+            Configuration::exact("gaussian", Values::new().with("epsilon", 1.0)),
+            Configuration::exact("thin-plate", Values::new().with("kernel", "thin_plate")),
+            Configuration::exact(
+                "polyharmonic-3",
+                Values::new().with("kernel", "polyharmonic"),
+            ),
+            inexact(
+                "multiquadric-regularized",
+                Values::new()
+                    .with("kernel", "multiquadric")
+                    .with("regularization", 1e-3),
+            ),
+            inexact(
+                "geometric-harmonics",
+                Values::new()
+                    .with("epsilon", 2.0)
+                    .with("geometric_harmonics", 1e-8),
+            ),
+        ]
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedInterpolator> {

@@ -11,9 +11,11 @@ use crate::linalg::eigen::Solver;
 use crate::methods::mds::{cmds_info, strategy_only};
 use crate::methods::mds::{Cmds, Definiteness};
 use crate::methods::OutOfSample;
-use crate::model::method::{mutual_refused, ExtendOptions, Fitted, InnerProduct, Input, Method};
-use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
-use crate::model::specs::{solver_from, solver_value, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
+use crate::model::method::{
+    mutual_refused, Configuration, ExtendOptions, Fitted, InnerProduct, Input, Method,
+};
+use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::specs::{N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::neighbors::{knn, Graph};
 use crate::validate;
@@ -394,27 +396,19 @@ impl Method for Isomap {
         &S
     }
 
-    fn values(&self) -> ParamList {
-        vec![
-            ("n_components", Value::Int(self.n_components as u64)),
-            ("n_neighbors", Value::Int(self.n_neighbors as u64)),
-            ("solver", solver_value(self.solver)),
-            ("largest_component", Value::Bool(self.largest_component)),
-            ("rank_tolerance", Value::Float(self.rank_tolerance)),
-        ]
-    }
+    crate::params_as_data!(Isomap {
+        n_components,
+        n_neighbors,
+        solver,
+        largest_component,
+        rank_tolerance
+    });
 
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = Isomap {
-            n_components: v.usize("n_components", d.n_components)?,
-            n_neighbors: v.usize("n_neighbors", d.n_neighbors)?,
-            solver: solver_from(v, d.solver)?,
-            largest_component: v.bool("largest_component", d.largest_component)?,
-            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
-        };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
+    fn configurations() -> Vec<Configuration> {
+        vec![
+            Configuration::exact("knn-8", Values::new().with("n_neighbors", 8usize))
+                .with_restricted(),
+        ]
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedIsomap> {

@@ -19,12 +19,11 @@ use crate::linalg::pivoted_cholesky::factorize;
 use crate::methods::mds::Proximity;
 use crate::methods::OutOfSample;
 use crate::model::method::{
-    mutual_refused, no_such_option, ExtendOptions, Fitted, InnerProduct, Input, Method,
+    mutual_refused, no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input,
+    Method,
 };
 use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
-use crate::model::specs::{
-    fmt_list, solver_from, solver_info, solver_value, N_COMPONENTS, RANK_TOLERANCE, SOLVER,
-};
+use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::{Mat, MatRef, Par};
@@ -530,26 +529,53 @@ impl Method for KernelPca {
         &S
     }
 
-    fn values(&self) -> ParamList {
-        let mut v = vec![("n_components", Value::Int(self.n_components as u64))];
-        v.extend(self.kernel.param_values());
-        v.push(("centering", Value::Bool(self.centering)));
-        v.push(("solver", solver_value(self.solver)));
-        v.push(("rank_tolerance", Value::Float(self.rank_tolerance)));
-        v
-    }
+    crate::params_as_data!(KernelPca {
+        n_components,
+        kernel,
+        centering,
+        solver,
+        rank_tolerance
+    });
 
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = KernelPca {
-            n_components: v.usize("n_components", d.n_components)?,
-            kernel: Kernel::from_values(v, d.kernel)?,
-            centering: v.bool("centering", d.centering)?,
-            solver: solver_from(v, d.solver)?,
-            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
+    fn configurations() -> Vec<Configuration> {
+        let c = |label, kernel: &str, eps: Value, centering: bool| {
+            let v = Values::new()
+                .with("kernel", kernel)
+                .with("epsilon", eps)
+                .with("centering", centering);
+            let c = Configuration::exact(label, v);
+            if centering {
+                c.with_restricted()
+            } else {
+                c
+            }
         };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
+        vec![
+            c("gaussian-centred", "gaussian", "auto".into(), true),
+            c("gaussian-uncentred", "gaussian", 2.0.into(), false),
+            c("laplacian", "laplacian", "auto".into(), true),
+            c(
+                "inverse-multiquadric",
+                "inverse_multiquadric",
+                1.0.into(),
+                true,
+            ),
+            c("wendland", "wendland", 4.0.into(), true),
+            c("linear", "linear", "auto".into(), true),
+            Configuration::exact(
+                "polynomial-low-rank",
+                Values::new()
+                    .with("kernel", "polynomial")
+                    .with("degree", 2usize)
+                    .with("solver", "dense"),
+            )
+            .with_restricted(),
+            Configuration::exact(
+                "gaussian-low-rank",
+                Values::new().with("solver", "low-rank"),
+            )
+            .with_restricted(),
+        ]
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedKernelPca> {
@@ -587,26 +613,29 @@ impl Fitted for FittedKernelPca {
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&["strategy", "kernel_diagonal"], |o| {
             no_such_option(KernelPca::NAME, o)
-        })
+        })?;
+        let precomputed = self.params.kernel == Kernel::Precomputed;
+        if opts.kernel_diagonal.is_some() && !precomputed {
+            return Err(Error::param(
+                "kernel_diagonal",
+                "applies only to models with a precomputed kernel",
+            ));
+        }
+        if precomputed && opts.strategy.is_some_and(|s| s != Strategy::Projection) {
+            return Err(Error::param(
+                "strategy",
+                "restricted reconstruction with a precomputed kernel needs k(z, z) and the \
+                 kernel among new points; fit mds with --similarities instead",
+            ));
+        }
+        Ok(())
     }
 
     fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
         self.check_options(opts)?;
         let strategy = opts.strategy.unwrap_or_default();
         match opts.kernel_diagonal {
-            Some(d) if self.params.kernel == Kernel::Precomputed => {
-                if strategy != Strategy::Projection {
-                    return Err(Error::param(
-                        "strategy",
-                        "a precomputed kernel with its diagonal extends by projection",
-                    ));
-                }
-                self.extend_kernel_rows(new, Some(d))
-            }
-            Some(_) => Err(Error::param(
-                "kernel_diagonal",
-                "applies only to models with a precomputed kernel",
-            )),
+            Some(d) => self.extend_kernel_rows(new, Some(d)),
             None => self.extend_with(new, strategy),
         }
     }

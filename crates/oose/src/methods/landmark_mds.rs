@@ -12,9 +12,11 @@ use crate::linalg::eigen::Solver;
 use crate::methods::mds::{cmds_info, strategy_only};
 use crate::methods::mds::{Cmds, Definiteness};
 use crate::methods::OutOfSample;
-use crate::model::method::{mutual_refused, ExtendOptions, Fitted, InnerProduct, Input, Method};
-use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
-use crate::model::specs::{solver_from, solver_value, N_COMPONENTS, SEED, SOLVER};
+use crate::model::method::{
+    mutual_refused, Configuration, ExtendOptions, Fitted, InnerProduct, Input, Method,
+};
+use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::specs::{N_COMPONENTS, SEED, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::rng::Rng;
 use crate::validate;
@@ -295,27 +297,26 @@ impl Method for LandmarkMds {
         &S
     }
 
-    fn values(&self) -> ParamList {
-        vec![
-            ("n_components", Value::Int(self.n_components as u64)),
-            ("n_landmarks", Value::Int(self.n_landmarks as u64)),
-            ("landmarks", Value::Str(self.landmarks.name().into())),
-            ("seed", Value::Int(self.seed)),
-            ("solver", solver_value(self.solver)),
-        ]
-    }
+    crate::params_as_data!(LandmarkMds {
+        n_components,
+        n_landmarks,
+        landmarks,
+        seed,
+        solver
+    });
 
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = LandmarkMds {
-            n_components: v.usize("n_components", d.n_components)?,
-            n_landmarks: v.usize("n_landmarks", d.n_landmarks)?,
-            landmarks: Landmarks::from_name(&v.name("landmarks", d.landmarks.name())?)?,
-            seed: v.u64("seed", d.seed)?,
-            solver: solver_from(v, d.solver)?,
-        };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
+    fn configurations() -> Vec<Configuration> {
+        vec![
+            Configuration::exact("max-min", Values::new().with("n_landmarks", 40usize))
+                .with_restricted(),
+            Configuration::exact(
+                "random",
+                Values::new()
+                    .with("n_landmarks", 30usize)
+                    .with("landmarks", "random"),
+            )
+            .with_restricted(),
+        ]
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedLandmarkMds> {
@@ -374,5 +375,14 @@ impl Fitted for FittedLandmarkMds {
 
     fn inner_product(&self) -> Option<&dyn InnerProduct> {
         Some(self)
+    }
+}
+
+impl crate::model::params::Named for Landmarks {
+    fn name(&self) -> &'static str {
+        Landmarks::name(self)
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        Landmarks::from_name(s)
     }
 }

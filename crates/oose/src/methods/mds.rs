@@ -20,12 +20,10 @@ use crate::linalg::center::KernelMeans;
 use crate::linalg::eigen::{top_eigen, Solver};
 use crate::methods::OutOfSample;
 use crate::model::method::{
-    no_such_option, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method,
+    no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method,
 };
-use crate::model::params::{ParamList, ParamSpec, Value, Values};
-use crate::model::specs::{
-    fmt_list, solver_from, solver_info, solver_value, N_COMPONENTS, RANK_TOLERANCE, SOLVER,
-};
+use crate::model::params::{ParamList, ParamSpec, Values};
+use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::{Mat, MatRef, Par};
@@ -750,23 +748,14 @@ impl Method for ClassicalMds {
         &[N_COMPONENTS, SOLVER, RANK_TOLERANCE]
     }
 
-    fn values(&self) -> ParamList {
-        vec![
-            ("n_components", Value::Int(self.n_components as u64)),
-            ("solver", solver_value(self.solver)),
-            ("rank_tolerance", Value::Float(self.rank_tolerance)),
-        ]
-    }
+    crate::params_as_data!(ClassicalMds {
+        n_components,
+        solver,
+        rank_tolerance
+    });
 
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = ClassicalMds {
-            n_components: v.usize("n_components", d.n_components)?,
-            solver: solver_from(v, d.solver)?,
-            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
-        };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
+    fn configurations() -> Vec<Configuration> {
+        vec![Configuration::exact("points", Values::new()).with_restricted()]
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedMds> {

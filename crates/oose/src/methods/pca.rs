@@ -11,7 +11,7 @@ use crate::extend::{by_chunks, Extension};
 use crate::linalg::eigen::apply_sign_rule;
 use crate::methods::OutOfSample;
 use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method};
-use crate::model::params::{ParamList, ParamSpec, Value, Values};
+use crate::model::params::{ParamList, ParamSpec};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::model::stored::StoredMat;
 use crate::validate;
@@ -231,22 +231,10 @@ impl Method for Pca {
         &[N_COMPONENTS, RANK_TOLERANCE]
     }
 
-    fn values(&self) -> ParamList {
-        vec![
-            ("n_components", Value::Int(self.n_components as u64)),
-            ("rank_tolerance", Value::Float(self.rank_tolerance)),
-        ]
-    }
-
-    fn from_values(v: &Values) -> Result<Self> {
-        let d = Self::default();
-        let p = Pca {
-            n_components: v.usize("n_components", d.n_components)?,
-            rank_tolerance: v.f64("rank_tolerance", d.rank_tolerance)?,
-        };
-        v.finish(Self::NAME, Self::specs())?;
-        Ok(p)
-    }
+    crate::params_as_data!(Pca {
+        n_components,
+        rank_tolerance
+    });
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedPca> {
         match input {

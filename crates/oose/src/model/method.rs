@@ -59,6 +59,43 @@ pub enum InputKinds {
     Values,
 }
 
+/// A configuration a method declares for the contract test over the registry
+/// (`tests/contract.rs`): its parameters and what the documentation claims of it.
+#[derive(Clone, Debug)]
+pub struct Configuration {
+    /// A short label (`gaussian-centred`).
+    pub label: &'static str,
+    /// The parameters (the rest at their defaults).
+    pub values: Values,
+    /// extend(training points) by projection returns the training embedding (to 1e-10
+    /// relative).
+    pub exact_on_training: bool,
+    /// Rows of extend(Z) do not depend on the other rows of Z (bitwise).
+    pub samplewise: bool,
+    /// Restricted reconstruction is available (checked sample-wise and round-tripped).
+    pub restricted: bool,
+}
+
+impl Configuration {
+    /// Exact on training points and sample-wise, projection only: what most
+    /// configurations claim.
+    pub fn exact(label: &'static str, values: Values) -> Self {
+        Configuration {
+            label,
+            values,
+            exact_on_training: true,
+            samplewise: true,
+            restricted: false,
+        }
+    }
+
+    /// The same with restricted reconstruction.
+    pub fn with_restricted(mut self) -> Self {
+        self.restricted = true;
+        self
+    }
+}
+
 /// A method: its name, its parameters, and `fit`.
 pub trait Method: Default + Sized {
     /// The fitted type.
@@ -83,6 +120,12 @@ pub trait Method: Default + Sized {
 
     /// Fits the method.
     fn fit_input(&self, input: Input<'_>) -> Result<Self::Fitted>;
+
+    /// The configurations the contract test runs on points (every kernel, flavour and
+    /// strategy the method documents); by default its defaults.
+    fn configurations() -> Vec<Configuration> {
+        vec![Configuration::exact("default", Values::new())]
+    }
 }
 
 /// Options of one extension call. Every option a model does not support is refused

@@ -9,7 +9,7 @@ pub mod params;
 pub(crate) mod specs;
 pub mod stored;
 
-pub use method::{ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
+pub use method::{Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
 
 use crate::error::Error;
 use crate::error::{ModelError, Result};
@@ -116,6 +116,8 @@ pub struct MethodInfo {
     pub resolve: fn(&Values) -> Result<ParamList>,
     /// Fits with a bag of values.
     pub fit: fn(&Values, Input<'_>) -> Result<Model>,
+    /// What the contract test checks (see [`Method::configurations`]).
+    pub configurations: fn() -> Vec<Configuration>,
 }
 
 impl std::fmt::Debug for MethodInfo {
@@ -155,6 +157,7 @@ impl MethodInfo {
             defaults: defaults_of::<P>,
             resolve: resolve_of::<P>,
             fit: fit_of::<P>,
+            configurations: P::configurations,
         }
     }
 

@@ -27,6 +27,30 @@ pub enum Value {
     Str(String),
 }
 
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Str(s.into())
+    }
+}
+
+impl From<f64> for Value {
+    fn from(x: f64) -> Self {
+        Value::Float(x)
+    }
+}
+
+impl From<usize> for Value {
+    fn from(i: usize) -> Self {
+        Value::Int(i as u64)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
 impl fmt::Display for Value {
     /// The value as the command line writes it (floats round-trip exactly).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -121,8 +145,8 @@ impl Values {
     }
 
     /// Sets `name` to `value` (builder style).
-    pub fn with(mut self, name: &str, value: Value) -> Self {
-        self.set(name, value);
+    pub fn with(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.set(name, value.into());
         self
     }
 
@@ -265,6 +289,113 @@ fn number(name: &'static str, v: &Value) -> Result<f64> {
         },
         v => Err(Error::param(name, format!("expected a number, got {v}"))),
     }
+}
+
+/// A field of a parameter struct as parameter values: a scalar is one value under the
+/// field's name; a group (a kernel) is several under their own names.
+pub trait Param: Sized {
+    /// Appends the value(s) of `self` (`default` is the field's default, for groups
+    /// whose unused parts are listed at it).
+    fn put(&self, name: &'static str, default: &Self, out: &mut ParamList);
+    /// Reads the field from a bag, `default` where absent.
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self>;
+}
+
+impl Param for usize {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        out.push((name, Value::Int(*self as u64)));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        v.usize(name, *default)
+    }
+}
+
+impl Param for u64 {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        out.push((name, Value::Int(*self)));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        v.u64(name, *default)
+    }
+}
+
+impl Param for f64 {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        out.push((name, Value::Float(*self)));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        v.f64(name, *default)
+    }
+}
+
+impl Param for bool {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        out.push((name, Value::Bool(*self)));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        v.bool(name, *default)
+    }
+}
+
+impl Param for Option<f64> {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        out.push((name, self.map_or(Value::None, Value::Float)));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        v.opt_f64(name, *default)
+    }
+}
+
+impl Param for Option<bool> {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        out.push((name, self.map_or(Value::None, Value::Bool)));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        v.opt_bool(name, *default)
+    }
+}
+
+/// A parameter that is one of a few names (`solver`, `output`, …): its name and its
+/// parser are all it needs to be a [`Param`].
+pub trait Named: Sized + Copy {
+    /// The name every interface uses.
+    fn name(&self) -> &'static str;
+    /// Parses a name (the error names the parameter).
+    fn from_name(s: &str) -> Result<Self>;
+}
+
+impl<T: Named> Param for T {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        out.push((name, Value::Str(Named::name(self).into())));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        T::from_name(&v.name(name, Named::name(default))?)
+    }
+}
+
+/// `values` and `from_values` of a [`Method`](super::Method) from its fields, each a
+/// [`Param`] named as its SPEC name (defaults: the struct's `Default`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! params_as_data {
+    ($t:ident { $($field:ident),* $(,)? }) => {
+        fn values(&self) -> $crate::model::params::ParamList {
+            use $crate::model::params::Param;
+            let d = Self::default();
+            let mut out = Vec::new();
+            $(self.$field.put(stringify!($field), &d.$field, &mut out);)*
+            out
+        }
+
+        fn from_values(v: &$crate::model::params::Values) -> $crate::Result<Self> {
+            use $crate::model::params::Param;
+            v.finish(Self::NAME, Self::specs())?;
+            let d = Self::default();
+            Ok($t {
+                $($field: Param::get(v, stringify!($field), &d.$field)?,)*
+            })
+        }
+    };
 }
 
 #[cfg(test)]

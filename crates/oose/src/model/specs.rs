@@ -1,8 +1,7 @@
 //! Parameters shared by several methods (one description each) and the formatting of
 //! `info` values.
 
-use super::params::{Kind, ParamSpec, Value, Values};
-use crate::error::Result;
+use super::params::{Kind, ParamSpec};
 use crate::linalg::eigen::Solver;
 
 /// Embedding dimension d.
@@ -36,16 +35,6 @@ pub const SEED: ParamSpec = ParamSpec::new(
     Kind::Int,
     "Seed of random choices (results are deterministic given it).",
 );
-
-/// The solver as a value.
-pub(crate) fn solver_value(s: Solver) -> Value {
-    Value::Str(s.name().into())
-}
-
-/// The solver from a bag, or `default`.
-pub(crate) fn solver_from(v: &Values, default: Solver) -> Result<Solver> {
-    Solver::from_name(&v.name("solver", default.name())?)
-}
 
 /// A list of floats as `info` prints it (shortest round-trip form, comma-separated).
 pub(crate) fn fmt_list(xs: &[f64]) -> String {
