@@ -2,7 +2,6 @@
 //! returns a fitted model implementing [`OutOfSample`].
 
 pub mod diffusion_maps;
-mod diffusion_registry;
 pub mod interpolate;
 pub mod isomap;
 pub mod kernel_pca;

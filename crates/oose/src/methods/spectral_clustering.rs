@@ -6,12 +6,20 @@
 use crate::error::{Error, Result};
 use crate::extend::{Column, Extension};
 use crate::linalg::eigen::Solver;
+use crate::methods::diffusion_maps::params::{
+    diffusion_info, fit_time_policy, points_only, KERNEL, ON_ISOLATED,
+};
 use crate::methods::diffusion_maps::{
     Density, DiffusionCore, DiffusionKernel, Epsilon, OnIsolated, Sparsity,
 };
 use crate::methods::OutOfSample;
+#[allow(unused_imports)]
+use crate::model::method::{no_such_option, Configuration, ExtendOptions, Fitted, Input, Method};
+use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::specs::{fmt_list, SEED, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::rng::Rng;
+
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
@@ -292,5 +300,88 @@ impl OutOfSample for FittedSpectralClustering {
 
     fn input_width(&self) -> usize {
         self.core.input_width()
+    }
+}
+
+impl Method for SpectralClustering {
+    type Fitted = FittedSpectralClustering;
+    const NAME: &'static str = "spectral-clustering";
+    const ABOUT: &'static str =
+        "Spectral clustering (Ng–Jordan–Weiss) extended to new points (SPEC §7)";
+
+    fn specs() -> &'static [ParamSpec] {
+        const S: [ParamSpec; 10] = [
+            ParamSpec::new("n_clusters", "clusters", Kind::Int, "Number of clusters c."),
+            KERNEL[0],
+            KERNEL[1],
+            KERNEL[2],
+            KERNEL[3],
+            KERNEL[4],
+            SOLVER,
+            SEED,
+            ParamSpec::new(
+                "n_init",
+                "n-init",
+                Kind::Int,
+                "k-means restarts; the one of least inertia is kept.",
+            ),
+            ON_ISOLATED,
+        ];
+        &S
+    }
+
+    crate::params_as_data!(SpectralClustering {
+        n_clusters,
+        kernel,
+        solver,
+        seed,
+        n_init,
+        on_isolated
+    });
+
+    fn configurations() -> Vec<Configuration> {
+        vec![Configuration::exact(
+            "three-clusters",
+            Values::new().with("n_clusters", 3usize),
+        )]
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedSpectralClustering> {
+        points_only(input, Self::NAME, |x| self.fit(x))
+    }
+}
+
+impl Fitted for FittedSpectralClustering {
+    fn param_values(&self) -> ParamList {
+        self.params().values()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        fit_time_policy(SpectralClustering::NAME, opts)
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.extend(new)
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        v.push(("n_clusters".into(), self.params().n_clusters.to_string()));
+        v.push(("seed".into(), self.params().seed.to_string()));
+        v.push(("inertia".into(), format!("{:?}", self.inertia())));
+        diffusion_info(v, self.core());
+        v.push(("eigenvalues".into(), fmt_list(self.core().eigenvalues())));
+    }
+
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        Some(self.core().eigenvalues())
+    }
+
+    fn is_consistent(&self) -> bool {
+        FittedSpectralClustering::is_consistent(self)
+    }
+
+    fn labels(&self) -> Option<&[usize]> {
+        Some(FittedSpectralClustering::labels(self))
     }
 }

@@ -1,0 +1,268 @@
+//! The fitted diffusion kernel and its eigenpairs (SPEC §7), shared by diffusion maps, Laplacian eigenmaps and spectral clustering.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Search structures over the training points, built on first use after loading.
+#[derive(Default)]
+pub(crate) struct Indexes(pub(crate) OnceLock<Searcher>);
+
+/// What the extension searches and reads: the training points' index (with their kNN
+/// balls for a kNN kernel) and Φ row-major (one contiguous row per training point).
+pub(crate) struct Searcher {
+    pub(crate) points: PointIndex,
+    pub(crate) phi_rows: Vec<f64>,
+}
+
+impl Clone for Indexes {
+    fn clone(&self) -> Self {
+        Indexes::default()
+    }
+}
+
+impl PartialEq for Indexes {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Indexes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Indexes")
+    }
+}
+
+/// The fitted diffusion kernel and its eigenpairs, shared by diffusion maps, Laplacian
+/// eigenmaps and spectral clustering.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiffusionCore {
+    pub(crate) spec: DiffusionKernel,
+    pub(crate) x: StoredMat,
+    pub(crate) epsilon: f64,
+    pub(crate) dimension_estimate: Option<f64>,
+    pub(crate) radii2: Vec<f64>,
+    /// q_i^{−α}.
+    pub(crate) qa: Vec<f64>,
+    pub(crate) degree: Vec<f64>,
+    pub(crate) sum_degree: f64,
+    pub(crate) median_degree: f64,
+    pub(crate) median_density: f64,
+    /// λ₀ = 1 ≥ λ₁ ≥ … (eigenvalues of the symmetric kernel).
+    pub(crate) values: Vec<f64>,
+    /// Eigenvectors ψ (N × m), ψ₀ = sqrt(d/Σd).
+    pub(crate) psi: StoredMat,
+    /// diag(s) ψ with sᵢ = q_i^{−α} d_i^{−1/2}: the extension is wᵀ(zᵢ) Φ scaled per row.
+    pub(crate) phi: StoredMat,
+    pub(crate) residual: Option<ResidualFactor>,
+    pub(crate) solver: Solver,
+    pub(crate) solver_note: Option<String>,
+    pub(crate) nnz: usize,
+    #[serde(skip)]
+    pub(crate) index: Indexes,
+}
+
+impl DiffusionCore {
+    /// Fits the kernel on `x` and computes `m` eigenpairs (ψ₀ included).
+    pub(crate) fn fit(
+        x: MatRef<'_, f64>,
+        spec: &DiffusionKernel,
+        m: usize,
+        solver: Solver,
+        rank_tolerance: f64,
+        residual: Option<bool>,
+    ) -> Result<DiffusionCore> {
+        let n = x.nrows();
+        if m < 2 || m > n {
+            return Err(Error::param(
+                "n_components",
+                format!(
+                    "must be between 1 and N − 1 = {} (ψ₀ is not a coordinate), got {}",
+                    n.saturating_sub(1),
+                    m.saturating_sub(1)
+                ),
+            ));
+        }
+        let mut nk = spec.normalised(x)?;
+        // ψ₀ = sqrt(d/Σd) is an exact eigenvector with eigenvalue 1: deflate it and
+        // compute λ₁.. of k − ψ₀ψ₀ᵀ (robust when λ₁ is close to 1, nearly separated
+        // clusters).
+        let sum_degree: f64 = nk.degree.iter().sum();
+        let psi0: Vec<f64> = nk.degree.iter().map(|d| (d / sum_degree).sqrt()).collect();
+        let (eig, nnz): (Eigen, usize) = match &mut nk.kernel {
+            Weights::Dense(k) => {
+                for j in 0..n {
+                    for i in 0..n {
+                        k[(i, j)] -= psi0[i] * psi0[j];
+                    }
+                }
+                let e = top_eigen(k.as_ref(), m - 1, solver)?;
+                for j in 0..n {
+                    for i in 0..n {
+                        k[(i, j)] += psi0[i] * psi0[j];
+                    }
+                }
+                (e, n * n)
+            }
+            Weights::Sparse(k) => {
+                let shift_invert = match solver {
+                    Solver::Auto => n > AUTO_DENSE_MAX,
+                    Solver::ShiftInvert => true,
+                    _ => false,
+                };
+                let si = if shift_invert && lanczos_fits(m - 1, n) {
+                    top_eigen_near_one(k, m - 1, &psi0, SHIFT_INVERT_SIGMA)
+                } else {
+                    None
+                };
+                let e = match si {
+                    Some(e) => e,
+                    None => {
+                        let mut e = top_eigen_sparse(k, m - 1, solver, Some(&psi0))?;
+                        if shift_invert && e.note.is_none() {
+                            e.note = Some(
+                                "shift-invert was not used (factor too large or failed); plain Lanczos"
+                                    .into(),
+                            );
+                        }
+                        e
+                    }
+                };
+                (e, k.nnz())
+            }
+        };
+        if eig.values[0] >= 1.0 - 1e-12 {
+            return Err(Error::Eigensolver(format!(
+                "the second eigenvalue of the diffusion kernel is {} (≥ 1 − 1e-12): the graph \
+                 is numerically disconnected; increase ε or the number of neighbours",
+                eig.values[0]
+            )));
+        }
+        let mut values = vec![1.0];
+        values.extend_from_slice(&eig.values);
+        let tol = rank_tolerance;
+        if let Some(j) = (1..m).find(|&j| values[j].is_nan() || values[j] <= tol) {
+            return Err(Error::NotEnoughPositiveEigenvalues {
+                requested: j,
+                available: j - 1,
+                value: values[j],
+                tolerance: tol,
+            });
+        }
+        let psi = Mat::from_fn(n, m, |i, j| {
+            if j == 0 {
+                psi0[i]
+            } else {
+                eig.vectors[(i, j - 1)]
+            }
+        });
+        let alpha = spec.alpha;
+        let qa: Vec<f64> = nk
+            .density
+            .iter()
+            .map(|&q| density_power(q, alpha))
+            .collect();
+        let phi = Mat::from_fn(n, m, |i, j| psi[(i, j)] * qa[i] / nk.degree[i].sqrt());
+        let want_residual = residual.unwrap_or(matches!(nk.kernel, Weights::Dense(_)));
+        let residual = want_residual.then(|| residual_factor(&nk.kernel, rank_tolerance));
+        let mut sorted = nk.degree.clone();
+        let median_degree = bandwidth::median(&mut sorted);
+        let mut sorted = nk.density.clone();
+        let median_density = bandwidth::median(&mut sorted);
+        Ok(DiffusionCore {
+            spec: *spec,
+            x: StoredMat::from_mat(x),
+            epsilon: nk.epsilon,
+            dimension_estimate: nk.dimension_estimate,
+            radii2: nk.radii2,
+            qa,
+            degree: nk.degree,
+            sum_degree,
+            median_degree,
+            median_density,
+            values,
+            psi: StoredMat::from_mat(psi.as_ref()),
+            phi: StoredMat::from_mat(phi.as_ref()),
+            residual,
+            solver: eig.solver,
+            solver_note: eig.note,
+            nnz,
+            index: Indexes::default(),
+        })
+    }
+
+    /// ε used.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// The kernel specification as given.
+    pub fn spec(&self) -> &DiffusionKernel {
+        &self.spec
+    }
+
+    /// Twice the maximal log-slope when ε came from the log-slope rule.
+    pub fn dimension_estimate(&self) -> Option<f64> {
+        self.dimension_estimate
+    }
+
+    /// Eigenvalues λ₀ = 1 ≥ λ₁ ≥ … of the symmetric kernel.
+    pub fn eigenvalues(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// Eigenvectors ψ (N × m) of the symmetric kernel, ψ₀ = sqrt(d/Σd).
+    pub fn eigenvectors(&self) -> MatRef<'_, f64> {
+        self.psi.view()
+    }
+
+    /// Median training density (Σ_j w_ij).
+    pub fn median_density(&self) -> f64 {
+        self.median_density
+    }
+
+    /// Degrees dᵢ of the training points.
+    pub fn degrees(&self) -> &[f64] {
+        &self.degree
+    }
+
+    /// Σᵢ dᵢ.
+    pub fn sum_degree(&self) -> f64 {
+        self.sum_degree
+    }
+
+    /// Solver used and its note.
+    pub fn solver_used(&self) -> (Solver, Option<&str>) {
+        (self.solver, self.solver_note.as_deref())
+    }
+
+    /// Stored non-zero weights (N² for a dense kernel).
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+
+    /// Numerical rank of the kernel kept for the residual, when computed.
+    pub fn residual_rank(&self) -> Option<usize> {
+        self.residual.as_ref().map(ResidualFactor::rank)
+    }
+
+    /// Training data dimension.
+    pub fn input_width(&self) -> usize {
+        self.x.ncols()
+    }
+
+    pub(crate) fn n(&self) -> usize {
+        self.x.nrows()
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        let (n, m) = (self.x.nrows(), self.values.len());
+        self.x.is_consistent()
+            && self.psi.is_shape(n, m)
+            && self.phi.is_shape(n, m)
+            && self.qa.len() == n
+            && self.degree.len() == n
+            && (self.radii2.is_empty() || self.radii2.len() == n)
+            && matches!(self.spec.sparsity, Sparsity::Knn(_)) == !self.radii2.is_empty()
+            && self.residual.as_ref().is_none_or(|r| r.is_consistent(n))
+    }
+}

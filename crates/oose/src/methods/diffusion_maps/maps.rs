@@ -1,0 +1,427 @@
+//! Diffusion maps (SPEC §7): the four output flavours of the diffusion kernel's eigenvectors and their extension.
+
+use super::params::{diffusion_info, points_only, KERNEL, ON_ISOLATED};
+#[allow(unused_imports)]
+use super::*;
+use crate::extend::Extension;
+use crate::model::method::{no_such_option, Configuration, ExtendOptions, Fitted, Input, Method};
+use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
+
+/// Output coordinates of diffusion maps (SPEC §7), j = 1..d.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Output {
+    /// λ_j^t ψ_j/ψ₀: Euclidean distance = diffusion distance at time t.
+    #[default]
+    Diffusion,
+    /// λ_j^{1/2} ψ_j (seed 000 Φ̃).
+    Standard,
+    /// standard · sqrt(d/Σd) (seed 000 Ũ).
+    Weighted,
+    /// standard · sqrt(Σd/d) (seed 000 Ṽ; diffusion with t = ½).
+    Normalized,
+}
+
+impl Output {
+    /// Parses the flavour name.
+    pub fn from_name(s: &str) -> Result<Output> {
+        match s {
+            "diffusion" => Ok(Output::Diffusion),
+            "standard" => Ok(Output::Standard),
+            "weighted" => Ok(Output::Weighted),
+            "normalized" | "normalised" => Ok(Output::Normalized),
+            _ => Err(Error::param(
+                "output",
+                format!("expected diffusion, standard, weighted or normalized, got {s:?}"),
+            )),
+        }
+    }
+
+    /// The flavour's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Output::Diffusion => "diffusion",
+            Output::Standard => "standard",
+            Output::Weighted => "weighted",
+            Output::Normalized => "normalized",
+        }
+    }
+}
+
+/// Coordinates j = 1..d from ψ rows (column 0 = ψ₀ = sqrt(d/Σd)).
+pub(crate) fn flavour(
+    psi: MatRef<'_, f64>,
+    values: &[f64],
+    d: usize,
+    output: Output,
+    t: f64,
+) -> Mat<f64> {
+    Mat::from_fn(psi.nrows(), d, |i, c| {
+        let j = c + 1;
+        let (l, p, p0) = (values[j], psi[(i, j)], psi[(i, 0)]);
+        match output {
+            Output::Diffusion => l.powf(t) * p / p0,
+            Output::Standard => l.sqrt() * p,
+            Output::Weighted => l.sqrt() * p * p0,
+            Output::Normalized => l.sqrt() * p / p0,
+        }
+    })
+}
+
+/// Diffusion maps parameters.
+///
+/// ```
+/// use oose::methods::diffusion_maps::{DiffusionMaps, Sparsity, Epsilon};
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::s_curve(300, 0.0, 0).points;
+/// let m = DiffusionMaps::default()
+///     .sparsity(Sparsity::Knn(15))
+///     .epsilon(Epsilon::Value(0.5))
+///     .fit(x.as_ref())
+///     .unwrap();
+/// let e = m.extend(x.as_ref().subrows(0, 2)).unwrap();
+/// assert!((e.coordinates[(1, 0)] - m.embedding()[(1, 0)]).abs() < 1e-10);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiffusionMaps {
+    /// Embedding dimension d (default 2; ψ₀ is not counted).
+    pub n_components: usize,
+    /// Weights, sparsification and α (default: median ε, kNN 25, α = 1).
+    pub kernel: DiffusionKernel,
+    /// Diffusion time t ≥ 0 (default 1; used by the `diffusion` output).
+    pub t: f64,
+    /// Output flavour (default `diffusion`).
+    pub output: Output,
+    /// Eigensolver (default `Auto`: dense up to 1000 points, Lanczos above).
+    pub solver: Solver,
+    /// Density of new points (default `Training`).
+    pub density: Density,
+    /// New points without neighbours (default `Error`).
+    pub on_isolated: OnIsolated,
+    /// Compute the residual k₀(z, z) (pivoted Cholesky of the N×N kernel, O(N r²)):
+    /// `None` = for dense kernels only.
+    pub residual: Option<bool>,
+    /// Eigenvalues at most this are not accepted as components (1e-12).
+    pub rank_tolerance: f64,
+}
+
+impl Default for DiffusionMaps {
+    fn default() -> Self {
+        DiffusionMaps {
+            n_components: 2,
+            kernel: DiffusionKernel::default(),
+            t: 1.0,
+            output: Output::Diffusion,
+            solver: Solver::Auto,
+            density: Density::Training,
+            on_isolated: OnIsolated::Error,
+            residual: None,
+            rank_tolerance: 1e-12,
+        }
+    }
+}
+
+/// Shorthand setters.
+impl DiffusionMaps {
+    /// Sets ε.
+    pub fn epsilon(mut self, e: Epsilon) -> Self {
+        self.kernel.epsilon = e;
+        self
+    }
+
+    /// Sets the sparsification.
+    pub fn sparsity(mut self, s: Sparsity) -> Self {
+        self.kernel.sparsity = s;
+        self
+    }
+
+    /// Sets α.
+    pub fn alpha(mut self, a: f64) -> Self {
+        self.kernel.alpha = a;
+        self
+    }
+
+    /// Fits on the rows of `x`.
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedDiffusionMaps> {
+        if !(self.t >= 0.0 && self.t.is_finite()) {
+            return Err(Error::param(
+                "t",
+                format!("must be finite and ≥ 0, got {}", self.t),
+            ));
+        }
+        if self.n_components == 0 {
+            return Err(Error::param("n_components", "must be at least 1, got 0"));
+        }
+        let core = DiffusionCore::fit(
+            x,
+            &self.kernel,
+            self.n_components + 1,
+            self.solver,
+            self.rank_tolerance,
+            self.residual,
+        )?;
+        let embedding = flavour(
+            core.eigenvectors(),
+            core.eigenvalues(),
+            self.n_components,
+            self.output,
+            self.t,
+        );
+        Ok(FittedDiffusionMaps {
+            params: self.clone(),
+            embedding: StoredMat::from_mat(embedding.as_ref()),
+            core,
+        })
+    }
+}
+
+/// A fitted diffusion map.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedDiffusionMaps {
+    pub(crate) params: DiffusionMaps,
+    pub(crate) embedding: StoredMat,
+    pub(crate) core: DiffusionCore,
+}
+
+impl FittedDiffusionMaps {
+    /// Parameters as given.
+    pub fn params(&self) -> &DiffusionMaps {
+        &self.params
+    }
+
+    /// Kernel, eigenpairs, ε used.
+    pub fn core(&self) -> &DiffusionCore {
+        &self.core
+    }
+
+    /// Eigenvalues λ₁..λ_d of the diffusion kernel (λ₀ = 1 left out).
+    pub fn eigenvalues(&self) -> &[f64] {
+        &self.core.values[1..]
+    }
+
+    /// Extension with an explicit density and isolated-point policy.
+    pub fn extend_with(
+        &self,
+        new: MatRef<'_, f64>,
+        density: Density,
+        on_isolated: OnIsolated,
+    ) -> Result<Extension> {
+        let mut e = self.core.extend_psi(new, density, on_isolated)?;
+        e.coordinates = flavour(
+            e.coordinates.as_ref(),
+            &self.core.values,
+            self.params.n_components,
+            self.params.output,
+            self.params.t,
+        );
+        self.core.relative_degree(&mut e);
+        Ok(e)
+    }
+
+    /// The same model with another output flavour and diffusion time (no refit).
+    pub fn with_output(&self, output: Output, t: f64) -> Result<FittedDiffusionMaps> {
+        if !(t >= 0.0 && t.is_finite()) {
+            return Err(Error::param(
+                "t",
+                format!("must be finite and ≥ 0, got {t}"),
+            ));
+        }
+        let mut m = self.clone();
+        m.params.output = output;
+        m.params.t = t;
+        let e = flavour(
+            self.core.eigenvectors(),
+            &self.core.values,
+            self.params.n_components,
+            output,
+            t,
+        );
+        m.embedding = StoredMat::from_mat(e.as_ref());
+        Ok(m)
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        self.core.is_consistent()
+            && self.core.values.len() == self.params.n_components + 1
+            && self
+                .embedding
+                .is_shape(self.core.n(), self.params.n_components)
+    }
+}
+
+impl OutOfSample for FittedDiffusionMaps {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.embedding.view()
+    }
+
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        self.extend_with(new, self.params.density, self.params.on_isolated)
+    }
+
+    fn input_width(&self) -> usize {
+        self.core.input_width()
+    }
+}
+
+impl crate::model::params::Named for Output {
+    fn name(&self) -> &'static str {
+        Output::name(self)
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        Output::from_name(s)
+    }
+}
+
+impl Method for DiffusionMaps {
+    type Fitted = FittedDiffusionMaps;
+    const NAME: &'static str = "dmaps";
+    const ABOUT: &'static str = "Diffusion maps with exact Nyström extension (SPEC §7)";
+
+    fn specs() -> &'static [ParamSpec] {
+        const S: [ParamSpec; 13] = [
+            N_COMPONENTS,
+            KERNEL[0],
+            KERNEL[1],
+            KERNEL[2],
+            KERNEL[3],
+            KERNEL[4],
+            ParamSpec::new("t", "time", Kind::Float, "Diffusion time t ≥ 0.").aliases(&["t"]),
+            ParamSpec::new(
+                "output",
+                "output-kind",
+                Kind::Choice(&["diffusion", "standard", "weighted", "normalized"]),
+                "Output coordinates (SPEC §7 flavours).",
+            )
+            .aliases(&["flavour"]),
+            SOLVER,
+            ParamSpec::new(
+                "density",
+                "density",
+                Kind::Choice(&["training", "union"]),
+                "Density of new points (union: of X ∪ Z; rows of a batch are then coupled).",
+            ),
+            ON_ISOLATED,
+            ParamSpec::new(
+                "residual",
+                "residual",
+                Kind::Bool,
+                "Compute the residual diagnostic (default: for dense kernels only).",
+            )
+            .optional(),
+            RANK_TOLERANCE,
+        ];
+        &S
+    }
+
+    crate::params_as_data!(DiffusionMaps {
+        n_components,
+        kernel,
+        t,
+        output,
+        solver,
+        density,
+        on_isolated,
+        residual,
+        rank_tolerance
+    });
+
+    fn configurations() -> Vec<Configuration> {
+        let v = |sparsity: &str, output: &str| {
+            Values::new()
+                .with("sparsity", sparsity)
+                .with("output", output)
+                .with("n_neighbors", 12usize)
+        };
+        vec![
+            Configuration::exact("knn-diffusion", v("knn", "diffusion")),
+            Configuration::exact(
+                "dense-standard",
+                Values::new()
+                    .with("sparsity", "dense")
+                    .with("output", "standard")
+                    .with("alpha", 0.5),
+            ),
+            Configuration::exact(
+                "threshold-weighted",
+                Values::new()
+                    .with("sparsity", "threshold")
+                    .with("threshold", 1e-3)
+                    .with("epsilon", 0.8)
+                    .with("output", "weighted")
+                    .with("t", 2.0),
+            ),
+            Configuration::exact(
+                "knn-normalized-log-slope",
+                v("knn", "normalized").with("epsilon", "log-slope"),
+            ),
+            Configuration::exact(
+                "knn-inf-alpha0",
+                v("knn", "diffusion")
+                    .with("epsilon", "inf")
+                    .with("alpha", 0.0),
+            ),
+            // The union density couples the rows of a batch and moves training points.
+            Configuration {
+                exact_on_training: false,
+                samplewise: false,
+                ..Configuration::exact(
+                    "union-density",
+                    v("knn", "diffusion").with("density", "union"),
+                )
+            },
+        ]
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedDiffusionMaps> {
+        points_only(input, Self::NAME, |x| self.fit(x))
+    }
+}
+
+impl Fitted for FittedDiffusionMaps {
+    fn param_values(&self) -> ParamList {
+        self.params().values()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        opts.refuse_all_but(&["density", "on_isolated"], |o| {
+            no_such_option(DiffusionMaps::NAME, o)
+        })
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        if opts.density.is_none() && opts.on_isolated.is_none() {
+            return self.extend(new);
+        }
+        let p = self.params();
+        self.extend_with(
+            new,
+            opts.density.unwrap_or(p.density),
+            opts.on_isolated.unwrap_or(p.on_isolated),
+        )
+    }
+
+    fn batch_coupled(&self, opts: &ExtendOptions<'_>) -> bool {
+        opts.density.unwrap_or(self.params().density) == Density::Union
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        let p = self.params();
+        v.push(("output".into(), p.output.name().into()));
+        v.push(("t".into(), format!("{:?}", p.t)));
+        v.push(("density".into(), format!("{:?}", p.density).to_lowercase()));
+        diffusion_info(v, self.core());
+        v.push((
+            "eigenvalues".into(),
+            fmt_list(FittedDiffusionMaps::eigenvalues(self)),
+        ));
+    }
+
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        Some(FittedDiffusionMaps::eigenvalues(self))
+    }
+
+    fn is_consistent(&self) -> bool {
+        FittedDiffusionMaps::is_consistent(self)
+    }
+}

@@ -1,0 +1,308 @@
+//! The weight matrix W of a point set (dense, kNN by the symmetric rule, or threshold η) and its α-normalisation into the symmetric kernel D^{−1/2} W^(α) D^{−1/2} (SPEC §1, §7).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The weights W (dense or sparse, symmetric, wᵢᵢ = 1) of a point set.
+#[derive(Clone, Debug)]
+pub enum Weights {
+    /// N×N.
+    Dense(Mat<f64>),
+    /// Sparse symmetric.
+    Sparse(SymCsr),
+}
+
+impl Weights {
+    pub(crate) fn row_sums(&self) -> Vec<f64> {
+        match self {
+            Weights::Dense(w) => (0..w.nrows())
+                .into_par_iter()
+                .map(|i| w.col_as_slice(i).iter().sum())
+                .collect(),
+            Weights::Sparse(s) => s.row_sums(),
+        }
+    }
+
+    /// Replaces w_ij by f(i, j, w_ij).
+    pub(crate) fn map(&mut self, f: impl Fn(usize, usize, f64) -> f64 + Sync) {
+        match self {
+            Weights::Dense(w) => {
+                use faer::reborrow::ReborrowMut;
+                let n = w.nrows();
+                w.as_mut()
+                    .par_col_chunks_mut(1)
+                    .enumerate()
+                    .for_each(|(j, mut c)| {
+                        let mut col = c.rb_mut().col_mut(0);
+                        for i in 0..n {
+                            col[i] = f(i, j, col[i]);
+                        }
+                    });
+            }
+            Weights::Sparse(s) => s.map_entries(f),
+        }
+    }
+
+    /// Component sizes of the graph of positive weights (largest first).
+    pub(crate) fn component_sizes(&self) -> Vec<usize> {
+        match self {
+            Weights::Sparse(s) => s.components().1,
+            Weights::Dense(w) => {
+                let n = w.nrows();
+                let all_positive = (0..n)
+                    .into_par_iter()
+                    .all(|j| w.col_as_slice(j).iter().all(|&v| v > 0.0));
+                if all_positive {
+                    return vec![n];
+                }
+                let rows = (0..n)
+                    .map(|i| {
+                        w.col_as_slice(i)
+                            .iter()
+                            .enumerate()
+                            .filter(|p| *p.1 > 0.0)
+                            .map(|(j, &v)| (j as u32, v))
+                            .collect()
+                    })
+                    .collect();
+                SymCsr::from_rows(rows).components().1
+            }
+        }
+    }
+}
+
+/// The α-normalised symmetric kernel of a point set, its weights' densities and degrees.
+#[derive(Clone, Debug)]
+pub struct NormalisedKernel {
+    /// k_ij = w_ij / (q_i^α q_j^α sqrt(d_i d_j)).
+    pub kernel: Weights,
+    /// q_i = Σ_j w_ij.
+    pub density: Vec<f64>,
+    /// d_i = Σ_j w_ij / (q_i^α q_j^α).
+    pub degree: Vec<f64>,
+    /// ε actually used.
+    pub epsilon: f64,
+    /// Twice the maximal log-slope (an intrinsic-dimension estimate), when ε came from
+    /// the log-slope rule.
+    pub dimension_estimate: Option<f64>,
+    /// kNN squared radii r²ᵢ (empty unless kNN).
+    pub radii2: Vec<f64>,
+}
+
+impl DiffusionKernel {
+    pub(crate) fn validate(&self, n: usize) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.alpha) {
+            return Err(Error::param(
+                "alpha",
+                format!("must be in [0, 1], got {}", self.alpha),
+            ));
+        }
+        if let Epsilon::Value(e) = self.epsilon {
+            if e.is_nan() || e <= 0.0 {
+                return Err(Error::param("epsilon", format!("must be > 0, got {e}")));
+            }
+            if e.is_infinite() && self.sparsity == Sparsity::Dense {
+                return Err(Error::param(
+                    "epsilon",
+                    "ε = ∞ makes every dense weight 1 (a rank-one kernel); use a kNN or threshold graph",
+                ));
+            }
+        }
+        match self.sparsity {
+            Sparsity::Knn(k) if k == 0 || k >= n => Err(Error::param(
+                "n_neighbors",
+                format!(
+                    "must be between 1 and N − 1 = {} (a point counts as its own nearest neighbour), got {k}",
+                    n.saturating_sub(1)
+                ),
+            )),
+            Sparsity::Threshold(eta) if !(eta > 0.0 && eta <= 1.0) => Err(Error::param(
+                "threshold",
+                format!("η must be in (0, 1], got {eta}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// ε for the points `x`, and the dimension estimate of the log-slope rule.
+    pub(crate) fn resolve_epsilon(&self, x: MatRef<'_, f64>) -> Result<(f64, Option<f64>)> {
+        let coincide = || {
+            Error::param(
+                "epsilon",
+                "the automatic rule found no positive pairwise distance (the points coincide); give ε explicitly",
+            )
+        };
+        match self.epsilon {
+            Epsilon::Value(e) => Ok((e, None)),
+            Epsilon::Median => {
+                let e = bandwidth::median_sq_distance(x);
+                if e > 0.0 && e.is_finite() {
+                    Ok((e, None))
+                } else {
+                    Err(coincide())
+                }
+            }
+            Epsilon::LogSlope => bandwidth::log_slope_epsilon(x)
+                .map(|(e, s)| (e, Some(2.0 * s)))
+                .ok_or_else(coincide),
+        }
+    }
+
+    /// Weights W of the rows of `x` (validated, ε resolved).
+    pub fn weights(&self, x: MatRef<'_, f64>) -> Result<(Weights, f64, Option<f64>, Vec<f64>)> {
+        validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        self.validate(n)?;
+        let (eps, dim) = self.resolve_epsilon(x)?;
+        let w = |d2: f64| (-d2 / eps).exp();
+        let (weights, radii2) = match self.sparsity {
+            Sparsity::Dense => {
+                let k = Kernel::Gaussian {
+                    epsilon: Bandwidth::Value(eps),
+                };
+                (Weights::Dense(k.gram(x, Par::rayon(0))), Vec::new())
+            }
+            Sparsity::Knn(k) => {
+                // Two passes over groups of nearby points (the tree's leaves), one
+                // descent per group: every point's exact k-th nearest squared distance
+                // r²ᵢ, then its row {j : ||xᵢ − xⱼ||² ≤ max(r²ᵢ, r²ⱼ)} of the symmetric
+                // rule (no transpose needed: the test is symmetric bit for bit).
+                let points = PointIndex::new(x);
+                let radii2 = points.map_groups(|_, qs, s, out| points.kth_group(qs, k, s, out));
+                let points = points.into_balls(&radii2);
+                let rows = symmetric_rows(&points, &radii2, |row| {
+                    let mut row: Vec<(u32, f64)> =
+                        row.iter().map(|&(j, d)| (j as u32, d)).collect();
+                    gaussian_in_place(&mut row, eps);
+                    row
+                });
+                (Weights::Sparse(SymCsr::from_rows(rows)), radii2)
+            }
+            Sparsity::Threshold(eta) => {
+                let points = PointIndex::new(x);
+                let r2 = threshold_radius2(eps, eta);
+                let rows: Vec<Vec<(u32, f64)>> = (0..n)
+                    .into_par_iter()
+                    .map_init(
+                        || (Scratch::default(), Vec::new()),
+                        |(s, out), i| {
+                            out.clear();
+                            points.within(points.row(i), r2, s, out);
+                            let mut r: Vec<(u32, f64)> = out
+                                .iter()
+                                .map(|&(j, d)| (j as u32, w(d)))
+                                .filter(|p| p.1 >= eta)
+                                .collect();
+                            r.sort_by_key(|p| p.0);
+                            r
+                        },
+                    )
+                    .collect();
+                (Weights::Sparse(SymCsr::from_rows(rows)), Vec::new())
+            }
+        };
+        Ok((weights, eps, dim, radii2))
+    }
+
+    /// The normalised symmetric kernel of the rows of `x` (SPEC §7), after checking that
+    /// the graph of positive weights is connected.
+    pub fn normalised(&self, x: MatRef<'_, f64>) -> Result<NormalisedKernel> {
+        let (mut weights, epsilon, dimension_estimate, radii2) = self.weights(x)?;
+        let sizes = weights.component_sizes();
+        if sizes.len() > 1 {
+            return Err(Error::Disconnected {
+                graph: format!("{} diffusion graph", self.sparsity.describe()),
+                sizes,
+                hint: "eigenvalue 1 is repeated (one per component); increase ε or the number of neighbours, or embed the components separately",
+            });
+        }
+        let density = weights.row_sums();
+        let alpha = self.alpha;
+        let qa: Vec<f64> = density.iter().map(|&q| density_power(q, alpha)).collect();
+        weights.map(|i, j, w| w * qa[i] * qa[j]);
+        let degree = weights.row_sums();
+        let s: Vec<f64> = degree.iter().map(|&d| 1.0 / d.sqrt()).collect();
+        weights.map(|i, j, w| w * s[i] * s[j]);
+        Ok(NormalisedKernel {
+            kernel: weights,
+            density,
+            degree,
+            epsilon,
+            dimension_estimate,
+            radii2,
+        })
+    }
+}
+
+/// f(row) for every point of `index` (indexed with the balls `r2`), row = its links
+/// {j : ||xᵢ − xⱼ||² ≤ max(r²ᵢ, r²ⱼ)} as (j, squared distance) sorted by j: the
+/// symmetric kNN rule when r²ᵢ is i's k-th nearest squared distance (the test is
+/// symmetric bit for bit, so no transpose is needed). In index order.
+pub(crate) fn symmetric_rows<T: Send>(
+    index: &PointIndex,
+    r2: &[f64],
+    f: impl Fn(&[(usize, f64)]) -> T + Sync,
+) -> Vec<T> {
+    index.map_groups(|g, qs, s, out| {
+        let r2q: Vec<f64> = g.iter().map(|&i| r2[i as usize]).collect();
+        let (mut links, mut ends) = (Vec::new(), Vec::new());
+        index.links_group(qs, &r2q, s, &mut links, &mut ends);
+        let mut from = 0;
+        for &to in &ends {
+            let row = &mut links[from..to];
+            row.sort_unstable_by_key(|p| p.0);
+            out.push(f(row));
+            from = to;
+        }
+    })
+}
+
+/// Sparse weight rows of new points: row r is `links[spans[r].0..spans[r].1]`
+/// (training index, weight).
+pub(crate) struct SparseRows {
+    pub(crate) spans: Vec<(usize, usize)>,
+    pub(crate) links: Vec<(usize, f64)>,
+}
+
+impl SparseRows {
+    pub(crate) fn row(&self, r: usize) -> &[(usize, f64)] {
+        let (a, b) = self.spans[r];
+        &self.links[a..b]
+    }
+}
+
+/// (j, d²) ↦ (j, exp(−d²/ε)) for every entry, by the vectorised exp (≤ 2 ulp from
+/// `f64::exp`), through a small buffer.
+pub(crate) fn gaussian_in_place<J>(entries: &mut [(J, f64)], eps: f64) {
+    let mut buf = [0.0f64; 256];
+    for chunk in entries.chunks_mut(buf.len()) {
+        let b = &mut buf[..chunk.len()];
+        for (v, e) in b.iter_mut().zip(chunk.iter()) {
+            *v = e.1;
+        }
+        fast_exp::exp_scaled(b, -1.0 / eps);
+        for (v, e) in b.iter().zip(chunk.iter_mut()) {
+            e.1 = *v;
+        }
+    }
+}
+
+/// q^(−α), with the common α = 0 and α = 1 exact and without `powf`.
+pub(crate) fn density_power(q: f64, alpha: f64) -> f64 {
+    if alpha == 0.0 {
+        1.0
+    } else if alpha == 1.0 {
+        1.0 / q
+    } else {
+        q.powf(-alpha)
+    }
+}
+
+/// ε ln(1/η): squared distances at most this have weight ≥ η.
+pub(crate) fn threshold_radius2(eps: f64, eta: f64) -> f64 {
+    if eps.is_infinite() {
+        f64::INFINITY
+    } else {
+        eps * (1.0 / eta).ln()
+    }
+}
