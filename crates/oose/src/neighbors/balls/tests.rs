@@ -1,0 +1,216 @@
+use super::*;
+use crate::rng::Rng;
+use faer::Mat;
+
+/// Every query against brute force, on data with many exact ties (a coarse grid)
+/// and on continuous data, in dimensions served by the tree and by brute force.
+#[test]
+fn queries_match_brute_force() {
+    let mut r = Rng::new(5);
+    for (dim, n, grid) in [
+        (1, 500, true),
+        (2, 300, false),
+        (2, 400, true),
+        (3, 300, false),
+        (3, 1000, true),
+        (20, 300, false),
+    ] {
+        let x = Mat::from_fn(n, dim, |_, _| {
+            if grid {
+                (r.uniform() * 6.0).floor()
+            } else {
+                r.normal()
+            }
+        });
+        let idx = PointIndex::new(x.as_ref());
+        let r2: Vec<f64> = (0..n).map(|_| r.uniform() * 2.0).collect();
+        let balls = PointIndex::with_balls(x.as_ref(), &r2);
+        let mut s = Scratch::default();
+        for q in 0..40 {
+            // Queries off the data, and (every third) on a data point.
+            let qv: Vec<f64> = if q % 3 == 0 {
+                idx.row(q * 7 % n).to_vec()
+            } else {
+                (0..dim)
+                    .map(|_| {
+                        if grid {
+                            (r.uniform() * 6.0).floor()
+                        } else {
+                            r.normal()
+                        }
+                    })
+                    .collect()
+            };
+            let all: Vec<f64> = (0..n).map(|i| sq_dist(&qv, idx.row(i))).collect();
+            let mut sorted = all.clone();
+            sorted.sort_by(f64::total_cmp);
+            let k = 1 + q % 9;
+            assert_eq!(idx.kth_sq_dist(&qv, k, &mut s), sorted[k - 1]);
+            let mut one = Vec::new();
+            idx.kth_group(&qv, k, &mut s, &mut one);
+            assert_eq!(one, vec![sorted[k - 1]], "grouped k-th, dim {dim}, k {k}");
+            let r2k = sorted[k - 1];
+            let mut got = Vec::new();
+            idx.within(&qv, r2k, &mut s, &mut got);
+            let mut got: Vec<usize> = got.into_iter().map(|p| p.0).collect();
+            got.sort();
+            let want: Vec<usize> = (0..n).filter(|&i| all[i] <= r2k).collect();
+            assert_eq!(got, want, "kNN ball, dim {dim}, k {k}");
+            let mut got = Vec::new();
+            idx.within(&qv, 1.5, &mut s, &mut got);
+            let mut got: Vec<usize> = got.into_iter().map(|p| p.0).collect();
+            got.sort();
+            let want: Vec<usize> = (0..n).filter(|&i| all[i] <= 1.5).collect();
+            assert_eq!(got, want);
+            let mut links = Vec::new();
+            let r2q = balls.mirror_links(&qv, k, &mut s, &mut links);
+            assert_eq!(r2q, sorted[k - 1]);
+            let want: Vec<usize> = (0..n).filter(|&i| all[i] <= r2q.max(r2[i])).collect();
+            assert_eq!(links.iter().map(|p| p.0).collect::<Vec<_>>(), want);
+            assert!(links.iter().all(|&(i, d)| d == all[i]));
+            let mut got = Vec::new();
+            balls.containing(&qv, &mut s, &mut got);
+            let mut got: Vec<usize> = got.into_iter().map(|p| p.0).collect();
+            got.sort();
+            let want: Vec<usize> = (0..n).filter(|&i| all[i] <= r2[i]).collect();
+            assert_eq!(got, want);
+        }
+    }
+}
+
+/// The grouped mirror search gives exactly the single-query links, whatever the
+/// grouping (locality groups of several sizes, and one arbitrary group), on
+/// continuous data and on a grid with ties, in tree and brute-force dimensions.
+#[test]
+fn mirror_group_matches_single_queries() {
+    let mut r = Rng::new(11);
+    for (dim, n, grid) in [
+        (2, 600, false),
+        (3, 800, true),
+        (3, 500, false),
+        (17, 200, false),
+    ] {
+        let draw = |r: &mut Rng| {
+            if grid {
+                (r.uniform() * 6.0).floor()
+            } else {
+                r.normal()
+            }
+        };
+        let x = Mat::from_fn(n, dim, |_, _| draw(&mut r));
+        let k = 7;
+        let plain = PointIndex::new(x.as_ref());
+        let mut s = Scratch::default();
+        let r2: Vec<f64> = (0..n)
+            .map(|i| plain.kth_sq_dist(plain.row(i), k, &mut s))
+            .collect();
+        let idx = PointIndex::with_balls(x.as_ref(), &r2);
+        let z = Mat::from_fn(300, dim, |_, _| draw(&mut r) * 1.2);
+        for leaf in [1, 5, 16, 300] {
+            let (order, bounds) = locality_groups(z.as_ref(), leaf);
+            let mut seen = order.clone();
+            seen.sort();
+            assert_eq!(seen, (0..300).collect::<Vec<u32>>());
+            assert_eq!((bounds[0], *bounds.last().unwrap()), (0, 300));
+            for g in bounds.windows(2) {
+                assert!(
+                    g[0] < g[1] && g[1] - g[0] <= leaf,
+                    "group {g:?}, leaf {leaf}"
+                );
+                let qs: Vec<f64> = order[g[0]..g[1]]
+                    .iter()
+                    .flat_map(|&i| z.row(i as usize).iter().copied().collect::<Vec<_>>())
+                    .collect();
+                let (mut out, mut ends) = (Vec::new(), Vec::new());
+                idx.mirror_group(&qs, k, &mut s, &mut out, &mut ends);
+                assert_eq!(ends.len(), g[1] - g[0]);
+                let mut from = 0;
+                for (t, q) in qs.chunks_exact(dim).enumerate() {
+                    let mut one = Vec::new();
+                    idx.mirror_links(q, k, &mut s, &mut one);
+                    let mut got = out[from..ends[t]].to_vec();
+                    got.sort_by_key(|p| p.0);
+                    assert_eq!(got, one, "dim {dim}, leaf {leaf}");
+                    from = ends[t];
+                }
+            }
+        }
+    }
+}
+
+/// The fit's grouped passes over the indexed points themselves: k-th nearest
+/// distances and then the symmetric-rule links, against brute force, with the
+/// balls added to the built index (`into_balls`).
+#[test]
+fn grouped_kth_and_links_over_the_points_match_brute_force() {
+    let mut r = Rng::new(13);
+    for (dim, n, grid) in [
+        (2, 700, false),
+        (3, 900, true),
+        (3, 40, false),
+        (18, 150, false),
+    ] {
+        let x = Mat::from_fn(n, dim, |_, _| {
+            if grid {
+                (r.uniform() * 7.0).floor()
+            } else {
+                r.normal()
+            }
+        });
+        let k = 9.min(n);
+        let idx = PointIndex::new(x.as_ref());
+        let mut s = Scratch::default();
+        let order = idx.spatial_order().to_vec();
+        let bounds = idx.leaf_groups();
+        assert_eq!((bounds[0], *bounds.last().unwrap()), (0, n));
+        let rows = |g: &[usize]| -> Vec<f64> {
+            order[g[0]..g[1]]
+                .iter()
+                .flat_map(|&i| x.row(i as usize).iter().copied().collect::<Vec<_>>())
+                .collect()
+        };
+        let mut r2 = vec![0.0; n];
+        for g in bounds.windows(2) {
+            let mut out = Vec::new();
+            idx.kth_group(&rows(g), k, &mut s, &mut out);
+            for (&i, v) in order[g[0]..g[1]].iter().zip(out) {
+                r2[i as usize] = v;
+            }
+        }
+        let pts: Vec<Vec<f64>> = (0..n).map(|i| idx.row(i).to_vec()).collect();
+        let d = |i: usize, j: usize| sq_dist(&pts[i], &pts[j]);
+        for (i, &ri) in r2.iter().enumerate() {
+            let mut all: Vec<f64> = (0..n).map(|j| d(i, j)).collect();
+            all.sort_by(f64::total_cmp);
+            assert_eq!(ri, all[k - 1], "k-th distance of point {i}, dim {dim}");
+        }
+        let balls = idx.into_balls(&r2);
+        for g in bounds.windows(2) {
+            let (mut out, mut ends) = (Vec::new(), Vec::new());
+            let r2q: Vec<f64> = order[g[0]..g[1]].iter().map(|&i| r2[i as usize]).collect();
+            balls.links_group(&rows(g), &r2q, &mut s, &mut out, &mut ends);
+            let mut from = 0;
+            for (&i, &to) in order[g[0]..g[1]].iter().zip(&ends) {
+                let i = i as usize;
+                let mut got = out[from..to].to_vec();
+                got.sort_by_key(|p| p.0);
+                let want: Vec<(usize, f64)> = (0..n)
+                    .filter(|&j| d(i, j) <= r2[i].max(r2[j]))
+                    .map(|j| (j, d(i, j)))
+                    .collect();
+                assert_eq!(got, want, "links of point {i}, dim {dim}");
+                from = to;
+            }
+        }
+    }
+}
+
+#[test]
+fn spatial_order_is_a_permutation() {
+    let mut r = Rng::new(9);
+    let x = Mat::from_fn(1000, 3, |_, _| r.normal());
+    let idx = PointIndex::new(x.as_ref());
+    let mut o: Vec<u32> = idx.spatial_order().to_vec();
+    o.sort();
+    assert_eq!(o, (0..1000).collect::<Vec<u32>>());
+}
