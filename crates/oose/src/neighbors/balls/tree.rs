@@ -282,7 +282,6 @@ impl<const D: usize> Tree<D> {
     }
 }
 
-
 impl<const D: usize> Search for Tree<D> {
     fn within(&self, q: &[f64], r2: f64, out: &mut Vec<(u32, f64)>) {
         self.query(q, &mut Within { r2, out });

@@ -1,0 +1,217 @@
+//! Eigenpairs of sparse symmetric kernels: Lanczos on the shifted sparse matrix, or shift-invert Lanczos with a sparse Cholesky factor for the eigenvalues nearest one (diffusion kernels).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The `k` algebraically largest eigenpairs of a sparse symmetric matrix A, or of
+/// A − v vᵀ when `deflate` = Some(v) (v a unit eigenvector of A whose eigenvalue is to
+/// be removed from the search).
+///
+/// Lanczos runs on A + ρI with ρ = max_i Σ_j |a_ij| (Gershgorin: A + ρI is positive
+/// semidefinite, so its largest-magnitude eigenvalues are the largest; the shift does
+/// not change the Krylov spaces). `Dense`, or `Auto` for n ≤ [`AUTO_DENSE_MAX`], and a
+/// Lanczos failure, use the dense solver on the densified matrix (with a note).
+pub fn top_eigen_sparse(
+    a: &SymCsr,
+    k: usize,
+    solver: Solver,
+    deflate: Option<&[f64]>,
+) -> Result<Eigen> {
+    let n = a.n();
+    if k == 0 || k > n {
+        return Err(Error::param(
+            "n_components",
+            format!("must be between 1 and {n} (the matrix size), got {k}"),
+        ));
+    }
+    let (_, max_dim) = lanczos_dims(k);
+    let use_lanczos = match solver {
+        Solver::Dense | Solver::LowRank => false,
+        Solver::Auto | Solver::ShiftInvert => max_dim < n && n > AUTO_DENSE_MAX,
+        Solver::Lanczos => max_dim < n,
+    };
+    let mut note = None;
+    let mut out = if use_lanczos {
+        // Gershgorin bound on ||A||, plus 1 for the deflated rank-one term.
+        let rho = (0..n)
+            .map(|i| a.row(i).1.iter().map(|v| v.abs()).sum::<f64>())
+            .fold(0.0f64, f64::max)
+            + if deflate.is_some() { 1.0 } else { 0.0 };
+        let op = Shifted {
+            matrix: a,
+            shift: rho,
+            deflate,
+        };
+        match lanczos_operator(&op, k, 2.0 * rho, rho, lanczos_dims(k))? {
+            Ok(e) => e,
+            Err(why) => {
+                note = Some(format!("{why}; used the dense solver"));
+                dense(densify(a, deflate).as_ref(), k)?
+            }
+        }
+    } else {
+        if solver == Solver::Lanczos {
+            note = Some(format!(
+                "Lanczos needs a subspace of {max_dim} < n = {n}; used the dense solver"
+            ));
+        }
+        dense(densify(a, deflate).as_ref(), k)?
+    };
+    apply_sign_rule(out.vectors.as_mut());
+    out.note = note;
+    Ok(out)
+}
+
+/// Largest factor fill (stored values of L over stored entries of A) accepted by
+/// [`top_eigen_near_one`] before it returns `None` (the caller then runs plain Lanczos).
+pub const SHIFT_INVERT_MAX_FILL: usize = 60;
+
+/// The `k` largest eigenpairs of a sparse symmetric `a` whose spectrum lies in
+/// [−1, 1] with its top eigenvalue 1 attained by the unit vector `top` (a diffusion
+/// kernel and its ψ₀), `top` excluded, by shift-invert Lanczos:
+/// Lanczos on P ((1 + σ)I − A)⁻¹ P (P = I − top topᵀ, sparse Cholesky of the shifted
+/// matrix), whose eigenvalues 1/(1 + σ − λ) separate the eigenvalues next to 1 from the
+/// bulk, where plain Lanczos on A converges slowly. The Ritz vectors are then refined by
+/// Rayleigh–Ritz with A itself, so the returned pairs satisfy A v ≈ λ v to working
+/// precision. `None` when the factor would fill more than [`SHIFT_INVERT_MAX_FILL`]
+/// times nnz(A), or the factorisation or Lanczos fail: the caller falls back.
+pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Option<Eigen> {
+    let n = a.n();
+    // (1 + σ)I − A, upper triangle in CSC: column i holds row i's entries j < i of the
+    // symmetric A (sorted) and then the diagonal, so no sort or triplet pass is needed.
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    let mut row_idx = Vec::with_capacity(a.nnz() / 2 + n);
+    let mut values = Vec::with_capacity(a.nnz() / 2 + n);
+    col_ptr.push(0usize);
+    for i in 0..n {
+        let (cols, vals) = a.row(i);
+        let mut diag = 1.0 + sigma;
+        for (&j, &v) in cols.iter().zip(vals) {
+            let j = j as usize;
+            if j == i {
+                diag -= v;
+            } else if j < i {
+                row_idx.push(j);
+                values.push(-v);
+            }
+        }
+        row_idx.push(i);
+        values.push(diag);
+        col_ptr.push(row_idx.len());
+    }
+    // One symbolic analysis (AMD ordering), used both to bound the fill and to factor.
+    let chol = Cholesky::factor_upper(
+        n,
+        &col_ptr,
+        &row_idx,
+        &values,
+        SHIFT_INVERT_MAX_FILL * a.nnz().max(n),
+    )?;
+    drop((col_ptr, row_idx, values));
+    let mut work = [Vec::new(), Vec::new()];
+    // x ↦ x − (topᵀx) top, before and after each solve.
+    let deflate = |x: &mut [f64]| {
+        let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
+        x.iter_mut().zip(top).for_each(|(xi, ti)| *xi -= dot * ti);
+    };
+    let solve = |x: &mut [f64]| {
+        deflate(x);
+        chol.solve_in_place(x, &mut work);
+        deflate(x);
+    };
+    let ritz = lanczos_full(solve, n, k, 1e-14, 120.min(n - 1))?;
+    drop(chol);
+    // Rayleigh–Ritz with A on the span of the Ritz vectors.
+    let v = ritz;
+    let mut av = Mat::<f64>::zeros(n, k);
+    a.apply_shifted(av.as_mut(), v.as_ref(), 0.0, None);
+    let h = v.transpose() * &av;
+    let hs = Mat::from_fn(k, k, |i, j| 0.5 * (h[(i, j)] + h[(j, i)]));
+    let small = dense(hs.as_ref(), k).ok()?;
+    let mut vectors = &v * &small.vectors;
+    apply_sign_rule(vectors.as_mut());
+    Some(Eigen {
+        values: small.values,
+        vectors,
+        solver: Solver::ShiftInvert,
+        note: None,
+    })
+}
+
+/// Lanczos with full reorthogonalisation and no restart for the `k` largest
+/// eigenvalues of a symmetric positive semidefinite operator (`apply(x)` overwrites x
+/// with A x) whose wanted eigenvalues stand well apart from the rest, as after a
+/// shift-invert: stops when the top `k` Ritz pairs have residual estimates
+/// |β_j s_{j,i}| ≤ `tol` · θ₁, or after `max_steps` steps (then `None`). Returns the
+/// orthonormal Ritz vectors (n×k), largest first.
+pub(super) fn lanczos_full(
+    mut apply: impl FnMut(&mut [f64]),
+    n: usize,
+    k: usize,
+    tol: f64,
+    max_steps: usize,
+) -> Option<Mat<f64>> {
+    let mut rng = Rng::new(0x51F7_1A7E);
+    let mut basis: Vec<Vec<f64>> = Vec::new();
+    let mut v: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+    let norm = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>().sqrt();
+    let nv = norm(&v);
+    v.iter_mut().for_each(|x| *x /= nv);
+    let (mut alpha, mut beta): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+    for j in 0..max_steps {
+        let mut w = v.clone();
+        apply(&mut w);
+        basis.push(v);
+        let a: f64 = w.iter().zip(&basis[j]).map(|(x, y)| x * y).sum();
+        alpha.push(a);
+        // Full reorthogonalisation (twice is enough).
+        for _ in 0..2 {
+            for b in &basis {
+                let d: f64 = w.iter().zip(b).map(|(x, y)| x * y).sum();
+                w.iter_mut().zip(b).for_each(|(x, y)| *x -= d * y);
+            }
+        }
+        let bj = norm(&w);
+        let m = j + 1;
+        if m >= k {
+            let t = Mat::from_fn(m, m, |r, c| {
+                if r == c {
+                    alpha[r]
+                } else if r == c + 1 {
+                    beta[c]
+                } else if c == r + 1 {
+                    beta[r]
+                } else {
+                    0.0
+                }
+            });
+            let e = dense(t.as_ref(), k).ok()?;
+            let theta1 = e.values[0].abs();
+            let converged = (0..k).all(|i| (bj * e.vectors[(m - 1, i)]).abs() <= tol * theta1);
+            if converged || bj == 0.0 {
+                let basis_mat = Mat::from_fn(n, m, |r, c| basis[c][r]);
+                return Some(&basis_mat * &e.vectors);
+            }
+        }
+        if bj == 0.0 {
+            return None;
+        }
+        beta.push(bj);
+        v = w.into_iter().map(|x| x / bj).collect();
+    }
+    None
+}
+
+/// A − v vᵀ as a dense matrix.
+pub(super) fn densify(a: &SymCsr, deflate: Option<&[f64]>) -> Mat<f64> {
+    let mut m = a.to_dense();
+    if let Some(v) = deflate {
+        let n = m.nrows();
+        for j in 0..n {
+            for i in 0..n {
+                m[(i, j)] -= v[i] * v[j];
+            }
+        }
+    }
+    m
+}
