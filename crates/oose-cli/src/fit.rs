@@ -34,7 +34,7 @@ const PROXIMITY_FLAGS: [(&str, Proximity, &str); 3] = [
 
 /// Whether `m` has a `precomputed` kernel choice (its input may be a kernel matrix).
 fn takes_kernel_matrix(m: &MethodInfo) -> bool {
-    (m.specs)().iter().any(
+    m.specs.iter().any(
         |s| matches!(s.kind, Kind::Choice(c) if s.name == "kernel" && c.contains(&"precomputed")),
     )
 }
@@ -124,7 +124,7 @@ fn method_command(m: &MethodInfo, compare: bool) -> Command {
         }
         InputKinds::Points => {}
     }
-    for s in (m.specs)() {
+    for s in m.specs {
         let d = defaults
             .iter()
             .find(|(n, _)| *n == s.name)
@@ -192,7 +192,7 @@ pub fn parse(
 /// The parameter values given on the command line (text, parsed by the library).
 fn values(m: &MethodInfo, a: &ArgMatches) -> Values {
     let mut v = Values::new();
-    for s in (m.specs)() {
+    for s in m.specs {
         if let Some(text) = a.get_one::<String>(&param_id(s.name)) {
             v.set(s.name, Value::Str(text.clone()));
         }
@@ -204,7 +204,8 @@ fn values(m: &MethodInfo, a: &ArgMatches) -> Values {
 pub fn flag_error(m: &MethodInfo, e: oose::Error) -> CliError {
     match e {
         oose::Error::InvalidParameter { name, reason } => {
-            let flag = (m.specs)()
+            let flag = m
+                .specs
                 .iter()
                 .find(|s| s.name == name)
                 .map_or(name.replace('_', "-"), |s| s.flag.to_string());

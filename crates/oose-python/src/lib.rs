@@ -377,7 +377,7 @@ fn defaults<'py>(py: Python<'py>, method: &str) -> PyResult<Bound<'py, PyDict>> 
 #[pyfunction]
 fn param_help(method: &str) -> PyResult<Vec<(&'static str, &'static str)>> {
     let info = MethodInfo::named(method).map_err(value_error)?;
-    Ok((info.specs)().iter().map(|s| (s.name, s.help)).collect())
+    Ok(info.specs.iter().map(|s| (s.name, s.help)).collect())
 }
 
 /// A built-in data set of SPEC §10 (deterministic given the seed): `swiss_roll`,

@@ -207,7 +207,7 @@ fn every_registered_configuration_keeps_the_contract() {
 fn declared_parameters_round_trip_through_values() {
     for m in METHODS {
         let defaults = (m.defaults)();
-        let names: Vec<&str> = (m.specs)().iter().map(|s| s.name).collect();
+        let names: Vec<&str> = m.specs.iter().map(|s| s.name).collect();
         let listed: Vec<&str> = defaults.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, listed, "{}: specs and values disagree", m.name);
         let mut v = Values::new();

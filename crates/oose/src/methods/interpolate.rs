@@ -16,7 +16,7 @@ use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, Configuration, ExtendOptions, Fitted, Input, InputKinds, Method,
 };
-use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, RANK_TOLERANCE};
 use crate::model::stored::StoredMat;
 use crate::validate;
@@ -399,14 +399,10 @@ impl Method for Interpolator {
     const ABOUT: &'static str = "Kernel interpolation of values on the training points (SPEC §8)";
     const INPUT: InputKinds = InputKinds::Values;
 
-    fn specs() -> &'static [ParamSpec] {
-        const S: [ParamSpec; 9] = [
-            KERNEL_SPECS[0],
-            KERNEL_SPECS[1],
-            KERNEL_SPECS[2],
-            KERNEL_SPECS[3],
-            KERNEL_SPECS[4],
-            KERNEL_SPECS[5],
+    const SPECS: &'static [ParamSpec] = &join::<9>(&[
+        NO_PARAMS,
+        &KERNEL_SPECS,
+        &[
             ParamSpec::new(
                 "regularization",
                 "regularization",
@@ -421,9 +417,8 @@ impl Method for Interpolator {
             )
             .optional(),
             RANK_TOLERANCE,
-        ];
-        &S
-    }
+        ],
+    ]);
 
     crate::params_as_data!(Interpolator {
         kernel,
@@ -468,17 +463,10 @@ impl Method for Interpolator {
 }
 
 impl Fitted for FittedInterpolator {
-    fn param_values(&self) -> ParamList {
-        self.params.values()
-    }
+    crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&[], |o| no_such_option(Interpolator::NAME, o))
-    }
-
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.extend(new)
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
@@ -503,10 +491,6 @@ impl Fitted for FittedInterpolator {
                     r.to_string()
                 }),
         ));
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedInterpolator::is_consistent(self)
     }
 
     fn norms_squared(&self) -> Option<&[f64]> {

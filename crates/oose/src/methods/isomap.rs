@@ -8,13 +8,11 @@ use crate::error::{Error, Result};
 use crate::extend::restricted::Joint;
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::linalg::eigen::Solver;
-use crate::methods::mds::{cmds_info, strategy_only};
+use crate::methods::mds::cmds_info;
 use crate::methods::mds::{Cmds, Definiteness};
 use crate::methods::OutOfSample;
-use crate::model::method::{
-    mutual_refused, Configuration, ExtendOptions, Fitted, InnerProduct, Input, Method,
-};
-use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::method::{points_only, Configuration, Fitted, Input, Method};
+use crate::model::params::{Kind, ParamSpec, Values};
 use crate::model::specs::{N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::neighbors::{knn, Graph};
@@ -375,26 +373,23 @@ impl Method for Isomap {
     const NAME: &'static str = "isomap";
     const ABOUT: &'static str = "Isomap: classical MDS of kNN-graph geodesics (SPEC §6)";
 
-    fn specs() -> &'static [ParamSpec] {
-        const S: [ParamSpec; 5] = [
-            N_COMPONENTS,
-            ParamSpec::new(
-                "n_neighbors",
-                "knn",
-                Kind::Int,
-                "Nearest neighbours k of the graph and of the extension.",
-            ),
-            SOLVER,
-            ParamSpec::new(
-                "largest_component",
-                "largest-component",
-                Kind::Bool,
-                "Embed the largest connected component of a disconnected graph.",
-            ),
-            RANK_TOLERANCE,
-        ];
-        &S
-    }
+    const SPECS: &'static [ParamSpec] = &[
+        N_COMPONENTS,
+        ParamSpec::new(
+            "n_neighbors",
+            "knn",
+            Kind::Int,
+            "Nearest neighbours k of the graph and of the extension.",
+        ),
+        SOLVER,
+        ParamSpec::new(
+            "largest_component",
+            "largest-component",
+            Kind::Bool,
+            "Embed the largest connected component of a disconnected graph.",
+        ),
+        RANK_TOLERANCE,
+    ];
 
     crate::params_as_data!(Isomap {
         n_components,
@@ -412,39 +407,16 @@ impl Method for Isomap {
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedIsomap> {
-        match input {
-            Input::Points(x) => self.fit(x),
-            other => Err(other.refused(Self::NAME, "points")),
-        }
+        points_only(input, Self::NAME, |x| self.fit(x))
     }
 }
 
-impl InnerProduct for FittedIsomap {
-    fn extend_joint(&self, new: MatRef<'_, f64>, mutual: Option<MatRef<'_, f64>>) -> Result<Joint> {
-        if mutual.is_some() {
-            return Err(mutual_refused(Isomap::NAME));
-        }
-        FittedIsomap::extend_joint(self, new)
-    }
-
-    fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
-        FittedIsomap::arc(self, new, steps)
-    }
-}
+crate::inner_product_computing_mutual!(FittedIsomap, Isomap);
 
 impl Fitted for FittedIsomap {
-    fn param_values(&self) -> ParamList {
-        self.params.values()
-    }
+    crate::fitted_basics!();
 
-    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        strategy_only(Isomap::NAME, opts)
-    }
-
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.extend_with(new, opts.strategy.unwrap_or_default())
-    }
+    crate::cmds_family_extension!(Isomap);
 
     fn info(&self, v: &mut Vec<(String, String)>) {
         let p = &self.params;
@@ -452,18 +424,6 @@ impl Fitted for FittedIsomap {
         v.push(("largest_component".into(), p.largest_component.to_string()));
         v.push(("n_embedded".into(), self.kept.len().to_string()));
         cmds_info(&self.core, v, false);
-    }
-
-    fn eigenvalues(&self) -> Option<&[f64]> {
-        Some(self.core.eigenvalues())
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedIsomap::is_consistent(self)
-    }
-
-    fn inner_product(&self) -> Option<&dyn InnerProduct> {
-        Some(self)
     }
 
     fn kept(&self) -> Option<&[usize]> {

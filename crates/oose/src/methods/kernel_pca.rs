@@ -19,10 +19,9 @@ use crate::linalg::pivoted_cholesky::factorize;
 use crate::methods::mds::Proximity;
 use crate::methods::OutOfSample;
 use crate::model::method::{
-    mutual_refused, no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input,
-    Method,
+    no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input, Method,
 };
-use crate::model::params::{Kind, ParamList, ParamSpec, Value, Values};
+use crate::model::params::{join, Kind, ParamSpec, Value, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::validate;
@@ -513,21 +512,12 @@ impl Method for KernelPca {
     const NAME: &'static str = "kpca";
     const ABOUT: &'static str = "Kernel PCA with Nyström extension (SPEC §3)";
 
-    fn specs() -> &'static [ParamSpec] {
-        const S: [ParamSpec; 10] = [
-            N_COMPONENTS,
-            KERNEL_SPECS[0],
-            KERNEL_SPECS[1],
-            KERNEL_SPECS[2],
-            KERNEL_SPECS[3],
-            KERNEL_SPECS[4],
-            KERNEL_SPECS[5],
-            CENTERING,
-            SOLVER,
-            RANK_TOLERANCE,
-        ];
-        &S
-    }
+    const SPECS: &'static [ParamSpec] = &join::<10>(&[
+        NO_PARAMS,
+        &[N_COMPONENTS],
+        &KERNEL_SPECS,
+        &[CENTERING, SOLVER, RANK_TOLERANCE],
+    ]);
 
     crate::params_as_data!(KernelPca {
         n_components,
@@ -592,23 +582,10 @@ impl Method for KernelPca {
     }
 }
 
-impl InnerProduct for FittedKernelPca {
-    fn extend_joint(&self, new: MatRef<'_, f64>, mutual: Option<MatRef<'_, f64>>) -> Result<Joint> {
-        if mutual.is_some() {
-            return Err(mutual_refused(KernelPca::NAME));
-        }
-        FittedKernelPca::extend_joint(self, new)
-    }
-
-    fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
-        FittedKernelPca::arc(self, new, steps)
-    }
-}
+crate::inner_product_computing_mutual!(FittedKernelPca, KernelPca);
 
 impl Fitted for FittedKernelPca {
-    fn param_values(&self) -> ParamList {
-        self.params.values()
-    }
+    crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&["strategy", "kernel_diagonal"], |o| {
@@ -670,10 +647,6 @@ impl Fitted for FittedKernelPca {
 
     fn eigenvalues(&self) -> Option<&[f64]> {
         Some(&self.eigenvalues)
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedKernelPca::is_consistent(self)
     }
 
     fn inner_product(&self) -> Option<&dyn InnerProduct> {

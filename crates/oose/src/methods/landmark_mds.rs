@@ -9,13 +9,11 @@ use crate::extend::restricted::Joint;
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::{row_sq_norms, self_sq_distances, sq_distances};
 use crate::linalg::eigen::Solver;
-use crate::methods::mds::{cmds_info, strategy_only};
+use crate::methods::mds::cmds_info;
 use crate::methods::mds::{Cmds, Definiteness};
 use crate::methods::OutOfSample;
-use crate::model::method::{
-    mutual_refused, Configuration, ExtendOptions, Fitted, InnerProduct, Input, Method,
-};
-use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::method::{points_only, Configuration, Fitted, Input, Method};
+use crate::model::params::{Kind, ParamSpec, Values};
 use crate::model::specs::{N_COMPONENTS, SEED, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::rng::Rng;
@@ -276,26 +274,23 @@ impl Method for LandmarkMds {
     const NAME: &'static str = "landmark-mds";
     const ABOUT: &'static str = "Landmark MDS (SPEC §6)";
 
-    fn specs() -> &'static [ParamSpec] {
-        const S: [ParamSpec; 5] = [
-            N_COMPONENTS,
-            ParamSpec::new(
-                "n_landmarks",
-                "landmarks",
-                Kind::Int,
-                "Number of landmarks (all points when N is smaller).",
-            ),
-            ParamSpec::new(
-                "landmarks",
-                "landmark-choice",
-                Kind::Choice(&["random", "max-min"]),
-                "How landmarks are chosen.",
-            ),
-            SEED,
-            SOLVER,
-        ];
-        &S
-    }
+    const SPECS: &'static [ParamSpec] = &[
+        N_COMPONENTS,
+        ParamSpec::new(
+            "n_landmarks",
+            "landmarks",
+            Kind::Int,
+            "Number of landmarks (all points when N is smaller).",
+        ),
+        ParamSpec::new(
+            "landmarks",
+            "landmark-choice",
+            Kind::Choice(&["random", "max-min"]),
+            "How landmarks are chosen.",
+        ),
+        SEED,
+        SOLVER,
+    ];
 
     crate::params_as_data!(LandmarkMds {
         n_components,
@@ -320,39 +315,16 @@ impl Method for LandmarkMds {
     }
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedLandmarkMds> {
-        match input {
-            Input::Points(x) => self.fit(x),
-            other => Err(other.refused(Self::NAME, "points")),
-        }
+        points_only(input, Self::NAME, |x| self.fit(x))
     }
 }
 
-impl InnerProduct for FittedLandmarkMds {
-    fn extend_joint(&self, new: MatRef<'_, f64>, mutual: Option<MatRef<'_, f64>>) -> Result<Joint> {
-        if mutual.is_some() {
-            return Err(mutual_refused(LandmarkMds::NAME));
-        }
-        FittedLandmarkMds::extend_joint(self, new)
-    }
-
-    fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
-        FittedLandmarkMds::arc(self, new, steps)
-    }
-}
+crate::inner_product_computing_mutual!(FittedLandmarkMds, LandmarkMds);
 
 impl Fitted for FittedLandmarkMds {
-    fn param_values(&self) -> ParamList {
-        self.params.values()
-    }
+    crate::fitted_basics!();
 
-    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        strategy_only(LandmarkMds::NAME, opts)
-    }
-
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.extend_with(new, opts.strategy.unwrap_or_default())
-    }
+    crate::cmds_family_extension!(LandmarkMds);
 
     fn info(&self, v: &mut Vec<(String, String)>) {
         let p = &self.params;
@@ -363,18 +335,6 @@ impl Fitted for FittedLandmarkMds {
         ));
         v.push(("seed".into(), p.seed.to_string()));
         cmds_info(&self.core, v, true);
-    }
-
-    fn eigenvalues(&self) -> Option<&[f64]> {
-        Some(self.core.eigenvalues())
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedLandmarkMds::is_consistent(self)
-    }
-
-    fn inner_product(&self) -> Option<&dyn InnerProduct> {
-        Some(self)
     }
 }
 

@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::eigen::apply_sign_rule;
 use crate::methods::OutOfSample;
-use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method};
-use crate::model::params::{ParamList, ParamSpec};
+use crate::model::method::{no_such_option, points_only, ExtendOptions, Fitted, Input, Method};
+use crate::model::params::ParamSpec;
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::model::stored::StoredMat;
 use crate::validate;
@@ -227,9 +227,7 @@ impl Method for Pca {
     const NAME: &'static str = "pca";
     const ABOUT: &'static str = "Linear PCA (SPEC §2)";
 
-    fn specs() -> &'static [ParamSpec] {
-        &[N_COMPONENTS, RANK_TOLERANCE]
-    }
+    const SPECS: &'static [ParamSpec] = &[N_COMPONENTS, RANK_TOLERANCE];
 
     crate::params_as_data!(Pca {
         n_components,
@@ -237,17 +235,12 @@ impl Method for Pca {
     });
 
     fn fit_input(&self, input: Input<'_>) -> Result<FittedPca> {
-        match input {
-            Input::Points(x) => self.fit(x),
-            other => Err(other.refused(Self::NAME, "points")),
-        }
+        points_only(input, Self::NAME, |x| self.fit(x))
     }
 }
 
 impl Fitted for FittedPca {
-    fn param_values(&self) -> ParamList {
-        self.params.values()
-    }
+    crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&[], |o| match o {
@@ -257,11 +250,6 @@ impl Fitted for FittedPca {
                 .into(),
             o => no_such_option(Pca::NAME, o),
         })
-    }
-
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.extend(new)
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
@@ -275,9 +263,5 @@ impl Fitted for FittedPca {
 
     fn eigenvalues(&self) -> Option<&[f64]> {
         Some(&self.eigenvalues)
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedPca::is_consistent(self)
     }
 }

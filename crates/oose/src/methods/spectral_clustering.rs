@@ -7,15 +7,17 @@ use crate::error::{Error, Result};
 use crate::extend::{Column, Extension};
 use crate::linalg::eigen::Solver;
 use crate::methods::diffusion_maps::params::{
-    diffusion_info, fit_time_policy, points_only, KERNEL, ON_ISOLATED,
+    diffusion_info, fit_time_policy, KERNEL, ON_ISOLATED,
 };
 use crate::methods::diffusion_maps::{
     Density, DiffusionCore, DiffusionKernel, Epsilon, OnIsolated, Sparsity,
 };
 use crate::methods::OutOfSample;
 #[allow(unused_imports)]
-use crate::model::method::{no_such_option, Configuration, ExtendOptions, Fitted, Input, Method};
-use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::method::{
+    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
+};
+use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, SEED, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::rng::Rng;
@@ -309,14 +311,16 @@ impl Method for SpectralClustering {
     const ABOUT: &'static str =
         "Spectral clustering (Ng–Jordan–Weiss) extended to new points (SPEC §7)";
 
-    fn specs() -> &'static [ParamSpec] {
-        const S: [ParamSpec; 10] = [
-            ParamSpec::new("n_clusters", "clusters", Kind::Int, "Number of clusters c."),
-            KERNEL[0],
-            KERNEL[1],
-            KERNEL[2],
-            KERNEL[3],
-            KERNEL[4],
+    const SPECS: &'static [ParamSpec] = &join::<10>(&[
+        NO_PARAMS,
+        &[ParamSpec::new(
+            "n_clusters",
+            "clusters",
+            Kind::Int,
+            "Number of clusters c.",
+        )],
+        &KERNEL,
+        &[
             SOLVER,
             SEED,
             ParamSpec::new(
@@ -326,9 +330,8 @@ impl Method for SpectralClustering {
                 "k-means restarts; the one of least inertia is kept.",
             ),
             ON_ISOLATED,
-        ];
-        &S
-    }
+        ],
+    ]);
 
     crate::params_as_data!(SpectralClustering {
         n_clusters,
@@ -352,17 +355,10 @@ impl Method for SpectralClustering {
 }
 
 impl Fitted for FittedSpectralClustering {
-    fn param_values(&self) -> ParamList {
-        self.params().values()
-    }
+    crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         fit_time_policy(SpectralClustering::NAME, opts)
-    }
-
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.extend(new)
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
@@ -375,10 +371,6 @@ impl Fitted for FittedSpectralClustering {
 
     fn eigenvalues(&self) -> Option<&[f64]> {
         Some(self.core().eigenvalues())
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedSpectralClustering::is_consistent(self)
     }
 
     fn labels(&self) -> Option<&[usize]> {

@@ -109,7 +109,7 @@ pub trait Method: Default + Sized {
 
     /// The parameters: names, flags, kinds and help (not the defaults: those are
     /// `Self::default()`'s values).
-    fn specs() -> &'static [ParamSpec];
+    const SPECS: &'static [ParamSpec];
 
     /// Every parameter's value, in the order of [`Method::specs`].
     fn values(&self) -> ParamList;
@@ -212,8 +212,12 @@ pub trait Fitted: OutOfSample {
     /// call it before reading any data).
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()>;
 
-    /// Extends with options (checked by [`Fitted::check_options`] first).
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension>;
+    /// Extends with options (checked by [`Fitted::check_options`] first). The default
+    /// is for models whose options change nothing once checked: projection.
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.extend(new)
+    }
 
     /// Whether these options couple the rows of a batch (an interface must then pass
     /// the whole input as one batch).
@@ -275,4 +279,94 @@ pub(crate) fn mutual_refused(method: &str) -> Error {
         "mutual",
         format!("{method} computes the new points' mutual proximities itself; do not pass them"),
     )
+}
+
+/// The parts of a [`Fitted`] impl that are the same for every method: the parameters
+/// (from the fitted type's `params()`, a [`Method`]) and the consistency check (the
+/// fitted type's own `is_consistent`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! fitted_basics {
+    () => {
+        fn param_values(&self) -> $crate::model::params::ParamList {
+            $crate::model::Method::values(self.params())
+        }
+
+        fn is_consistent(&self) -> bool {
+            Self::is_consistent(self)
+        }
+    };
+}
+
+/// [`InnerProduct`] for a model that computes the new points' mutual proximities itself
+/// (inherent `extend_joint(new)` and `arc(new, steps)`); given ones are refused.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! inner_product_computing_mutual {
+    ($fitted:ty, $method:ty) => {
+        impl $crate::model::InnerProduct for $fitted {
+            fn extend_joint(
+                &self,
+                new: faer::MatRef<'_, f64>,
+                mutual: Option<faer::MatRef<'_, f64>>,
+            ) -> $crate::Result<$crate::extend::restricted::Joint> {
+                if mutual.is_some() {
+                    return Err($crate::model::method::mutual_refused(
+                        <$method as $crate::model::Method>::NAME,
+                    ));
+                }
+                <$fitted>::extend_joint(self, new)
+            }
+
+            fn arc(
+                &self,
+                new: faer::MatRef<'_, f64>,
+                steps: usize,
+            ) -> $crate::Result<Vec<(usize, f64, Vec<f64>)>> {
+                <$fitted>::arc(self, new, steps)
+            }
+        }
+    };
+}
+
+/// `fit` of a method fitted on points only: other inputs are refused, named.
+pub(crate) fn points_only<T>(
+    input: Input<'_>,
+    method: &str,
+    fit: impl FnOnce(MatRef<'_, f64>) -> Result<T>,
+) -> Result<T> {
+    match input {
+        Input::Points(x) => fit(x),
+        other => Err(other.refused(method, "points")),
+    }
+}
+
+/// The extension options, eigenvalues and inner-product access of the classical-MDS
+/// family (a `core: Cmds` and an inherent `extend_with(new, strategy)`): the strategy is
+/// their only option.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! cmds_family_extension {
+    ($method:ty) => {
+        fn check_options(&self, opts: &$crate::model::ExtendOptions<'_>) -> $crate::Result<()> {
+            $crate::methods::mds::strategy_only(<$method as $crate::model::Method>::NAME, opts)
+        }
+
+        fn extend_options(
+            &self,
+            new: faer::MatRef<'_, f64>,
+            opts: &$crate::model::ExtendOptions<'_>,
+        ) -> $crate::Result<$crate::extend::Extension> {
+            self.check_options(opts)?;
+            self.extend_with(new, opts.strategy.unwrap_or_default())
+        }
+
+        fn eigenvalues(&self) -> Option<&[f64]> {
+            Some(self.core.eigenvalues())
+        }
+
+        fn inner_product(&self) -> Option<&dyn $crate::model::InnerProduct> {
+            Some(self)
+        }
+    };
 }

@@ -108,7 +108,7 @@ pub struct MethodInfo {
     /// What it is fitted on.
     pub input: InputKinds,
     /// Its parameters.
-    pub specs: fn() -> &'static [ParamSpec],
+    pub specs: &'static [ParamSpec],
     /// Its default parameter values, in the order of `specs`.
     pub defaults: fn() -> ParamList,
     /// Checks a bag of values (all parameters known and valid) and returns the full
@@ -153,7 +153,7 @@ impl MethodInfo {
             name: P::NAME,
             about: P::ABOUT,
             input: P::INPUT,
-            specs: P::specs,
+            specs: P::SPECS,
             defaults: defaults_of::<P>,
             resolve: resolve_of::<P>,
             fit: fit_of::<P>,
@@ -165,7 +165,7 @@ impl MethodInfo {
     ///
     /// ```
     /// let m = oose::model::MethodInfo::named("isomap").unwrap();
-    /// assert!((m.specs)().iter().any(|s| s.name == "n_neighbors"));
+    /// assert!(m.specs.iter().any(|s| s.name == "n_neighbors"));
     /// assert!(oose::model::MethodInfo::named("nonsense").is_err());
     /// ```
     pub fn named(name: &str) -> Result<&'static MethodInfo> {

@@ -131,6 +131,26 @@ impl ParamSpec {
     }
 }
 
+/// An empty parameter list (the first part given to [`join`] fixes the parts' type).
+pub const NO_PARAMS: &[ParamSpec] = &[];
+
+/// The concatenation of parameter lists, at compile time (`N` = the total length).
+pub const fn join<const N: usize>(parts: &[&[ParamSpec]]) -> [ParamSpec; N] {
+    let mut out = [ParamSpec::new("", "", Kind::Int, ""); N];
+    let (mut i, mut k) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(k == N, "join: N is not the total length");
+    out
+}
+
 /// Parameter values by SPEC name. Unknown names are an error when the bag is read by
 /// a method (see [`Values::finish`]), so a misspelt parameter is never ignored.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -389,7 +409,7 @@ macro_rules! params_as_data {
 
         fn from_values(v: &$crate::model::params::Values) -> $crate::Result<Self> {
             use $crate::model::params::Param;
-            v.finish(Self::NAME, Self::specs())?;
+            v.finish(Self::NAME, Self::SPECS)?;
             let d = Self::default();
             Ok($t {
                 $($field: Param::get(v, stringify!($field), &d.$field)?,)*

@@ -1,11 +1,12 @@
 //! Laplacian eigenmaps (SPEC §7): ψ_j/ψ₀ of the α = 0 diffusion kernel, Laplacian eigenvalues 1 − λ.
 
-use super::params::{diffusion_info, fit_time_policy, points_only, KERNEL, ON_ISOLATED};
+use super::params::{diffusion_info, fit_time_policy, KERNEL, ON_ISOLATED};
 #[allow(unused_imports)]
 use super::*;
 use crate::extend::Extension;
+use crate::model::method::points_only;
 use crate::model::method::{Configuration, ExtendOptions, Fitted, Input, Method};
-use crate::model::params::{ParamList, ParamSpec, Values};
+use crate::model::params::{join, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 
 /// Laplacian eigenmaps (SPEC §7): the diffusion kernel's eigenvectors, output ψ_j/ψ₀
@@ -144,20 +145,12 @@ impl Method for LaplacianEigenmaps {
     const NAME: &'static str = "eigenmaps";
     const ABOUT: &'static str = "Laplacian eigenmaps with exact Nyström extension (SPEC §7)";
 
-    fn specs() -> &'static [ParamSpec] {
-        const S: [ParamSpec; 9] = [
-            N_COMPONENTS,
-            KERNEL[0],
-            KERNEL[1],
-            KERNEL[2],
-            KERNEL[3],
-            KERNEL[4],
-            SOLVER,
-            ON_ISOLATED,
-            RANK_TOLERANCE,
-        ];
-        &S
-    }
+    const SPECS: &'static [ParamSpec] = &join::<9>(&[
+        NO_PARAMS,
+        &[N_COMPONENTS],
+        &KERNEL,
+        &[SOLVER, ON_ISOLATED, RANK_TOLERANCE],
+    ]);
 
     crate::params_as_data!(LaplacianEigenmaps {
         n_components,
@@ -180,17 +173,10 @@ impl Method for LaplacianEigenmaps {
 }
 
 impl Fitted for FittedEigenmaps {
-    fn param_values(&self) -> ParamList {
-        self.params().values()
-    }
+    crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         fit_time_policy(LaplacianEigenmaps::NAME, opts)
-    }
-
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.extend(new)
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
@@ -203,9 +189,5 @@ impl Fitted for FittedEigenmaps {
 
     fn eigenvalues(&self) -> Option<&[f64]> {
         Some(self.core().eigenvalues())
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedEigenmaps::is_consistent(self)
     }
 }

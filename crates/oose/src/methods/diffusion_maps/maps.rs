@@ -1,11 +1,12 @@
 //! Diffusion maps (SPEC §7): the four output flavours of the diffusion kernel's eigenvectors and their extension.
 
-use super::params::{diffusion_info, points_only, KERNEL, ON_ISOLATED};
+use super::params::{diffusion_info, KERNEL, ON_ISOLATED};
 #[allow(unused_imports)]
 use super::*;
 use crate::extend::Extension;
+use crate::model::method::points_only;
 use crate::model::method::{no_such_option, Configuration, ExtendOptions, Fitted, Input, Method};
-use crate::model::params::{Kind, ParamList, ParamSpec, Values};
+use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 
 /// Output coordinates of diffusion maps (SPEC §7), j = 1..d.
@@ -277,14 +278,11 @@ impl Method for DiffusionMaps {
     const NAME: &'static str = "dmaps";
     const ABOUT: &'static str = "Diffusion maps with exact Nyström extension (SPEC §7)";
 
-    fn specs() -> &'static [ParamSpec] {
-        const S: [ParamSpec; 13] = [
-            N_COMPONENTS,
-            KERNEL[0],
-            KERNEL[1],
-            KERNEL[2],
-            KERNEL[3],
-            KERNEL[4],
+    const SPECS: &'static [ParamSpec] = &join::<13>(&[
+        NO_PARAMS,
+        &[N_COMPONENTS],
+        &KERNEL,
+        &[
             ParamSpec::new("t", "time", Kind::Float, "Diffusion time t ≥ 0.").aliases(&["t"]),
             ParamSpec::new(
                 "output",
@@ -309,9 +307,8 @@ impl Method for DiffusionMaps {
             )
             .optional(),
             RANK_TOLERANCE,
-        ];
-        &S
-    }
+        ],
+    ]);
 
     crate::params_as_data!(DiffusionMaps {
         n_components,
@@ -378,9 +375,7 @@ impl Method for DiffusionMaps {
 }
 
 impl Fitted for FittedDiffusionMaps {
-    fn param_values(&self) -> ParamList {
-        self.params().values()
-    }
+    crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&["density", "on_isolated"], |o| {
@@ -419,9 +414,5 @@ impl Fitted for FittedDiffusionMaps {
 
     fn eigenvalues(&self) -> Option<&[f64]> {
         Some(FittedDiffusionMaps::eigenvalues(self))
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedDiffusionMaps::is_consistent(self)
     }
 }

@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use super::*;
-use crate::model::method::{no_such_option, ExtendOptions, Input};
+use crate::model::method::{no_such_option, ExtendOptions};
 use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
 use crate::model::specs::solver_info;
 
@@ -349,17 +349,6 @@ pub(crate) fn diffusion_info(v: &mut Vec<(String, String)>, c: &DiffusionCore) {
         c.residual_rank()
             .map_or("n/a (residual not computed)".into(), |r| r.to_string()),
     ));
-}
-
-pub(crate) fn points_only<T>(
-    input: Input<'_>,
-    method: &str,
-    fit: impl FnOnce(MatRef<'_, f64>) -> Result<T>,
-) -> Result<T> {
-    match input {
-        Input::Points(x) => fit(x),
-        other => Err(other.refused(method, "points")),
-    }
 }
 
 /// Eigenmaps and spectral clustering: `on_isolated` is a fit parameter, no option.

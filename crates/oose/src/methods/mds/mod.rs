@@ -22,7 +22,7 @@ use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method,
 };
-use crate::model::params::{ParamList, ParamSpec, Values};
+use crate::model::params::{ParamSpec, Values};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::model::stored::StoredMat;
 use crate::validate;
@@ -445,9 +445,7 @@ impl Method for ClassicalMds {
     const ABOUT: &'static str = "Classical MDS of points or proximities (SPEC §5)";
     const INPUT: InputKinds = InputKinds::PointsOrProximity;
 
-    fn specs() -> &'static [ParamSpec] {
-        &[N_COMPONENTS, SOLVER, RANK_TOLERANCE]
-    }
+    const SPECS: &'static [ParamSpec] = &[N_COMPONENTS, SOLVER, RANK_TOLERANCE];
 
     crate::params_as_data!(ClassicalMds {
         n_components,
@@ -479,34 +477,13 @@ impl InnerProduct for FittedMds {
 }
 
 impl Fitted for FittedMds {
-    fn param_values(&self) -> ParamList {
-        self.params.values()
-    }
+    crate::fitted_basics!();
 
-    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        strategy_only(ClassicalMds::NAME, opts)
-    }
-
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.extend_with(new, opts.strategy.unwrap_or_default())
-    }
+    crate::cmds_family_extension!(ClassicalMds);
 
     fn info(&self, v: &mut Vec<(String, String)>) {
         v.push(("input".into(), self.input.name().into()));
         cmds_info(&self.core, v, true);
-    }
-
-    fn eigenvalues(&self) -> Option<&[f64]> {
-        Some(self.core.eigenvalues())
-    }
-
-    fn is_consistent(&self) -> bool {
-        FittedMds::is_consistent(self)
-    }
-
-    fn inner_product(&self) -> Option<&dyn InnerProduct> {
-        Some(self)
     }
 
     fn accepts_width(&self, width: usize) -> bool {
