@@ -34,7 +34,7 @@ def read_csv(path):
 
 
 def swiss_roll(n, noise, seed):
-    """SPEC §10 Swiss roll (numpy's generator; any data will do for agreement tests)."""
+    """maths §10 Swiss roll (numpy's generator; any data will do for agreement tests)."""
     rng = np.random.default_rng(seed)
     t = 1.5 * np.pi * (1 + 2 * rng.random(n))
     h = 21 * rng.random(n)

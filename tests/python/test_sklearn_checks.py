@@ -24,7 +24,7 @@ ONE_CLUSTER = (
 )
 RESTRICTED = (
     "restricted reconstruction (Trosset-Priebe) moves a point that sticks out of the "
-    "d-dimensional representation space, training points included (SPEC §5): on the "
+    "d-dimensional representation space, training points included (maths §5): on the "
     "check's 3-D blobs with d=2, transform(X) differs from the training embedding that "
     "fit_transform returns, by design. The projection configurations pass this check."
 )

@@ -1,5 +1,5 @@
-//! `oose demo`: the whole pipeline on built-in data. Swiss roll (SPEC §10, fixed seed),
-//! fit on 90 %, extend the other 10 %, compare with retraining (SPEC §9), residual
+//! `oose demo`: the whole pipeline on built-in data. Swiss roll (maths §10, fixed seed),
+//! fit on 90 %, extend the other 10 %, compare with retraining (maths §9), residual
 //! statistics, and a plot.
 
 use crate::{plot, CliError};
@@ -117,7 +117,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         t_ext
     );
 
-    // Retrain on X ∪ Z (training rows first) and compare (SPEC §9).
+    // Retrain on X ∪ Z (training rows first) and compare (maths §9).
     let mut all = Mat::<f64>::zeros(x.nrows() + z.nrows(), 3);
     all.as_mut().subrows_mut(0, x.nrows()).copy_from(x.as_ref());
     all.as_mut()
@@ -133,7 +133,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     )?;
     println!("retraining on all {} points: {:.3} s", all.nrows(), t_re);
     println!(
-        "relative extension error: {:.3e}   training drift: {:.3e}   (SPEC §9, after Procrustes)",
+        "relative extension error: {:.3e}   training drift: {:.3e}   (maths §9, after Procrustes)",
         cmp.relative_extension_error, cmp.training_drift
     );
     let has_residual = ext.residual.iter().any(|r| !r.is_nan());
@@ -221,7 +221,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Projection against restricted reconstruction (SPEC §5) for an object that sticks
+/// Projection against restricted reconstruction (maths §5) for an object that sticks
 /// out of the representation space: the centre of the data pushed 30 units along the
 /// coordinate axis that the embedding represents worst.
 fn restricted_section(model: &Model, x: MatRef<'_, f64>) -> Result<(), CliError> {
@@ -300,7 +300,7 @@ fn restricted_section(model: &Model, x: MatRef<'_, f64>) -> Result<(), CliError>
     Ok(())
 }
 
-/// Seed 001 Example 2 (SPEC §5): the new object is orthogonal to the training plane, so
+/// Seed 001 Example 2 (maths §5): the new object is orthogonal to the training plane, so
 /// the projection puts it at the origin while restricted reconstruction lifts it out.
 fn seed_example_2() -> Result<(), CliError> {
     use oose::extend::Strategy;
@@ -320,7 +320,7 @@ fn seed_example_2() -> Result<(), CliError> {
         .find(|c| c.name == "lambda")
         .map_or(f64::NAN, |c| c.values[0]);
     println!(
-        "seed 001 Example 2 (4 objects, Lambda = (50, 32), beta = 400): projection ({:.4}, {:.4}), \
+        "[Trosset 2025] Example 2 (4 objects, Lambda = (50, 32), beta = 400): projection ({:.4}, {:.4}), \
          restricted ({:.4}, {:.4}), lambda* = {lambda:.4} (hard case, not unique)",
         p.coordinates[(0, 0)].abs(),
         p.coordinates[(0, 1)].abs(),

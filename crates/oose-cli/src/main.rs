@@ -103,7 +103,7 @@ enum Command {
         /// Model file written by `oose fit`.
         model: String,
     },
-    /// Theory diagnostics of a batch of new points for a kernel PCA model (SPEC §4): the
+    /// Theory diagnostics of a batch of new points for a kernel PCA model (maths §4): the
     /// batch discrepancy D from its definition, the corrected identity and bound, seed
     /// 000's bound, Tr and max of the residual, the exactness criterion, interlacing.
     Theory {
@@ -114,7 +114,7 @@ enum Command {
         input: String,
     },
     /// Hold out a fraction of the points, fit on the rest, extend the held-out points,
-    /// retrain on all and print the relative extension error and training drift (SPEC §9;
+    /// retrain on all and print the relative extension error and training drift (maths §9;
     /// `oose compare METHOD --help`).
     #[command(disable_help_flag = true)]
     Compare {
@@ -128,7 +128,7 @@ enum Command {
     },
     /// Built-in Swiss roll: fit on 90 %, extend the other 10 %, compare with retraining, plot.
     Demo(demo::DemoArgs),
-    /// Write a built-in synthetic data set (SPEC §10; deterministic given the seed).
+    /// Write a built-in synthetic data set (maths §10; deterministic given the seed).
     Dataset {
         /// Which data set.
         #[arg(value_enum)]

@@ -16,7 +16,7 @@ pub fn fit(args: &[String]) -> Result<(), CliError> {
         .map_err(|e| CliError::data(format!("{output}: cannot write model: {e}")))
 }
 
-/// `oose compare METHOD …`: hold out, fit, extend, retrain, print (SPEC §9).
+/// `oose compare METHOD …`: hold out, fit, extend, retrain, print (maths §9).
 pub fn compare(args: &[String]) -> Result<(), CliError> {
     let (m, a) = fit::parse(args, true)?;
     fit::points_only(&a)?;
@@ -48,7 +48,7 @@ pub fn compare(args: &[String]) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `oose theory MODEL --input Z`: batch discrepancy, bounds and interlacing (SPEC §4).
+/// `oose theory MODEL --input Z`: batch discrepancy, bounds and interlacing (maths §4).
 pub fn theory(model: &str, input: &str) -> Result<(), CliError> {
     use oose::diagnostics::theory::{batch_discrepancy, interlacing};
     let m = load_model(model)?;

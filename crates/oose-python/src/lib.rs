@@ -380,7 +380,7 @@ fn param_help(method: &str) -> PyResult<Vec<(&'static str, &'static str)>> {
     Ok(info.specs.iter().map(|s| (s.name, s.help)).collect())
 }
 
-/// A built-in data set of SPEC §10 (deterministic given the seed): `swiss_roll`,
+/// A built-in data set of maths §10 (deterministic given the seed): `swiss_roll`,
 /// `swiss_roll_hole`, `s_curve`, `punched_sphere`, `three_d_clusters`, `helix`,
 /// `trefoil`, `twin_peaks`, `circle_s1`.
 #[pyfunction]

@@ -1,9 +1,9 @@
-//! Seed 003's protocol (SPEC §10): S-curve, Swiss roll, punched sphere and 3D clusters,
+//! Seed 003's protocol (maths §10): S-curve, Swiss roll, punched sphere and 3D clusters,
 //! 2048 points each, 1843 training / 205 new (seeded split), kNN sparsification with
 //! k = 25, ε = 1 (Swiss roll: ε = ∞, w = 1 on the kNN graph), graph-Laplacian (α = 0)
 //! and Laplace–Beltrami (α = 1) kernels, d = 2 diffusion coordinates (t = 1).
 //! The extension of the new points is compared with retraining on all 2048 points
-//! (SPEC §9): relative extension error and training drift, after Procrustes.
+//! (maths §9): relative extension error and training drift, after Procrustes.
 //!
 //! `cargo run --release -p oose --example seed003`
 

@@ -95,7 +95,7 @@ pub enum Error {
         hint: &'static str,
     },
     /// A new point has no neighbour among the training points under the sparsity rule,
-    /// so its extension is undefined (SPEC §7).
+    /// so its extension is undefined (maths §7).
     #[error(
         "{what}: row {row} (0-based) has no neighbour among the training points under the \
          {rule} rule, so its extension is undefined; use a larger ε or k, or ask for NaN \

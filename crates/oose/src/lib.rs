@@ -6,7 +6,10 @@
 //!
 //! The pipeline is visible in the modules: input → [`kernel`] → spectral fit
 //! ([`linalg`], [`methods`]) → fitted [`model`] → [`extend`] → [`diagnostics`].
-//! The mathematics is specified in `SPEC.md` (sections cited in each module).
+//! The mathematics is written out in the repository's `docs/maths.md`; module docs cite
+//! it as "maths §N" (its section N) and the source papers by the short names of
+//! `docs/bibliography.md` ("[Wang 2018]"). How methods are registered and what a new
+//! method touches: `docs/design.md`.
 //!
 //! ```
 //! use oose::prelude::*;

@@ -1,6 +1,6 @@
 //! A small, pinned pseudo-random generator (xoshiro256++ seeded by SplitMix64).
 //!
-//! Hand-written on purpose: SPEC §10 asks that generator, seed and noise be pinned for
+//! Hand-written on purpose: maths §10 asks that generator, seed and noise be pinned for
 //! every data set and benchmark, and a crate's generator may change between versions.
 //! The sequence produced for a seed is part of this crate's stable behaviour.
 

@@ -1,4 +1,4 @@
-//! Diffusion maps, Laplacian eigenmaps and spectral clustering (SPEC §7).
+//! Diffusion maps, Laplacian eigenmaps and spectral clustering (maths §7).
 
 use faer::Mat;
 use oose::datasets;
@@ -38,7 +38,7 @@ fn sq_dist(x: faer::MatRef<'_, f64>, i: usize, z: faer::MatRef<'_, f64>, j: usiz
         .sum()
 }
 
-/// Weights by the SPEC §1 rules, computed independently by brute force.
+/// Weights by the maths §1 rules, computed independently by brute force.
 fn brute_weights(x: faer::MatRef<'_, f64>, eps: f64, sparsity: Sparsity) -> Mat<f64> {
     let n = x.nrows();
     let d2 = Mat::from_fn(n, n, |i, j| sq_dist(x, i, x, j));
@@ -234,7 +234,7 @@ fn alpha_zero_and_one_are_seed_003_kernels() {
     }
 }
 
-/// The extension of new points by SPEC §7's formula, written out from the fitted
+/// The extension of new points by maths §7's formula, written out from the fitted
 /// eigenvectors, both densities.
 #[test]
 fn new_points_follow_the_nystrom_formula() {

@@ -1,4 +1,4 @@
-//! Kernel interpolation and function extension (SPEC §8) with the power function (§4).
+//! Kernel interpolation and function extension (maths §8) with the power function (§4).
 
 use faer::Mat;
 use oose::kernel::{Bandwidth, Kernel};
@@ -65,7 +65,7 @@ fn interpolation_reproduces_the_data() {
 }
 
 /// f = Σ_j c_j k(·, y_j) lies in the RKHS with ||f||² = cᵀ K_Y c; the interpolant's
-/// error is bounded by P_X(z)·||f||_H (SPEC §8, seed 004 Thm 1.27).
+/// error is bounded by P_X(z)·||f||_H (maths §8, [Notes] Thm 1.27).
 #[test]
 fn power_function_bounds_the_error() {
     let x = uniform(120, 2, -1.0, 1.0, 2);

@@ -1,6 +1,6 @@
 //! Behaviour of PCA and kernel PCA: exactness on training points for every kernel,
 //! both centring modes and both solvers; linear kernel PCA = PCA; Lanczos = dense;
-//! residual properties (SPEC §2–4).
+//! residual properties (maths §2–4).
 
 use oose::datasets::{s_curve, swiss_roll};
 use oose::faer::Mat;

@@ -31,7 +31,7 @@ fn sq_dists(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
     })
 }
 
-/// τ_w of SPEC §5 written out entrywise: b (N×k) and β (k×k) for new points z.
+/// τ_w of maths §5 written out entrywise: b (N×k) and β (k×k) for new points z.
 fn tau(x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> (Mat<f64>, Mat<f64>) {
     let (d2, a2, al2) = (sq_dists(x, x), sq_dists(x, z), sq_dists(z, z));
     let (n, k) = (x.nrows() as f64, z.nrows());

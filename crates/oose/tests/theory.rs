@@ -1,4 +1,4 @@
-//! Theory diagnostics (SPEC §4): the corrected batch-discrepancy identity and bound, the
+//! Theory diagnostics (maths §4): the corrected batch-discrepancy identity and bound, the
 //! exactness criterion, and eigenvalue interlacing as a property test.
 
 use faer::Mat;
@@ -64,7 +64,7 @@ fn corrected_bound_holds_on_100_random_cases() {
     }
 }
 
-/// Regression: seed 000's bound (eqs. 44–45), sqrt(2M)/(N+M)·sqrt(Tr k₀), keeps only the
+/// Regression: [Wang 2018]'s bound (eqs. 44–45), sqrt(2M)/(N+M)·sqrt(Tr k₀), keeps only the
 /// Z×Z pairs. Each of the 2·N·M pairs (x, z) contributes k₀(z, z) (eq. 27), so with
 /// N > M the discrepancy exceeds it; the corrected bound sqrt(2 Tr k₀/(N+M)) holds.
 #[test]

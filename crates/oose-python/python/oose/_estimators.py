@@ -1,6 +1,6 @@
 """The scikit-learn estimators: one per method of the Rust core.
 
-Parameters keep the names and spellings of SPEC.md and of the command line
+Parameters keep the names and spellings of docs/maths.md and of the command line
 (``epsilon="auto"``, ``solver="low-rank"``, ``landmarks="max-min"``), except that the
 seed of random choices is ``random_state`` as everywhere in scikit-learn (an int).
 """
@@ -32,7 +32,7 @@ class _Embedding(OoseTransformerMixin, TransformerMixin, OoseEstimator):
 
 class KernelPCA(_StrategyOption, _Embedding):
     """Kernel PCA with Nyström extension and the residual kernel per new point
-    (SPEC §3–4).
+    (maths §3–4).
 
     Parameters
     ----------
@@ -122,7 +122,7 @@ class KernelPCA(_StrategyOption, _Embedding):
 
 class ClassicalMDS(_StrategyOption, _Embedding):
     """Classical (Torgerson–Gower) MDS with projection or restricted reconstruction of
-    new objects (SPEC §5).
+    new objects (maths §5).
 
     Parameters
     ----------
@@ -143,7 +143,7 @@ class ClassicalMDS(_StrategyOption, _Embedding):
     >>> import numpy as np, oose
     >>> d2 = np.array([[0, 100, 45, 45], [100, 0, 45, 45], [45, 45, 0, 64], [45, 45, 64, 0.]])
     >>> est = oose.ClassicalMDS(input="squared-dissimilarities", strategy="restricted").fit(d2)
-    >>> y = est.transform([[386, 386, 457, 457.]])  # seed 001 Example 2
+    >>> y = est.transform([[386, 386, 457, 457.]])  # [Trosset 2025] Example 2
     >>> round(float(np.abs(y).max()), 4)
     19.1833
     """
@@ -171,7 +171,7 @@ class ClassicalMDS(_StrategyOption, _Embedding):
 
 
 class LandmarkMDS(_StrategyOption, _Embedding):
-    """Landmark MDS (SPEC §6): classical MDS on n landmarks, every other point placed
+    """Landmark MDS (maths §6): classical MDS on n landmarks, every other point placed
     by projection; no N×N matrix is formed.
 
     Parameters
@@ -217,7 +217,7 @@ class LandmarkMDS(_StrategyOption, _Embedding):
 
 
 class Isomap(_StrategyOption, _Embedding):
-    """Isomap (SPEC §6): kNN graph, geodesics by Dijkstra, classical MDS; new points
+    """Isomap (maths §6): kNN graph, geodesics by Dijkstra, classical MDS; new points
     through their k nearest training points, then projection or restricted
     reconstruction.
 
@@ -263,7 +263,7 @@ class Isomap(_StrategyOption, _Embedding):
 
 
 class DiffusionMaps(_Embedding):
-    """Diffusion maps with exact Nyström extension (SPEC §7).
+    """Diffusion maps with exact Nyström extension (maths §7).
 
     Parameters
     ----------
@@ -342,7 +342,7 @@ class DiffusionMaps(_Embedding):
 
 
 class LaplacianEigenmaps(_Embedding):
-    """Laplacian eigenmaps ψⱼ/ψ₀ with exact Nyström extension (SPEC §7).
+    """Laplacian eigenmaps ψⱼ/ψ₀ with exact Nyström extension (maths §7).
 
     Parameters are those of :class:`DiffusionMaps` that define the kernel, with
     ``n_neighbors=10`` and ``alpha=0.0`` by default. ``laplacian_eigenvalues_`` holds
@@ -392,7 +392,7 @@ class SpectralClustering(
     OoseTransformerMixin, TransformerMixin, ClusterMixin, OoseEstimator
 ):
     """Spectral clustering (Ng–Jordan–Weiss) whose clusters extend to new points
-    (SPEC §7): ``predict`` extends a point and assigns it to the nearest centroid.
+    (maths §7): ``predict`` extends a point and assigns it to the nearest centroid.
 
     Parameters
     ----------
@@ -473,7 +473,7 @@ class SpectralClustering(
 
 class KernelInterpolator(RegressorMixin, OoseEstimator):
     """Kernel interpolation (or regularised least squares) of any function known on
-    the training points, with the power function P_X(z) of every prediction (SPEC §8):
+    the training points, with the power function P_X(z) of every prediction (maths §8):
     |f(z) − f_X(z)| ≤ P_X(z)·||f||_H.
 
     Parameters

@@ -1,4 +1,4 @@
-"""The built-in synthetic data sets of SPEC §10, deterministic given the seed (the same
+"""The built-in synthetic data sets of maths §10, deterministic given the seed (the same
 generator as ``oose dataset`` on the command line)."""
 
 from . import _oose

@@ -1,4 +1,4 @@
-//! Deterministic synthetic manifolds (SPEC §10).
+//! Deterministic synthetic manifolds (maths §10).
 //!
 //! Each generator returns the points (rows of an n×3 matrix; n×2 for the circle) and the intrinsic
 //! parameter `t` of each point, so that embeddings can be checked against it.
@@ -76,7 +76,7 @@ pub fn s_curve(n: usize, noise: f64, seed: u64) -> Dataset {
     Dataset { points, t: ts }
 }
 
-/// Wittman's punctured sphere, deterministic (SPEC §10): the n points of the square
+/// Wittman's punctured sphere, deterministic (maths §10): the n points of the square
 /// grid with step 9/√n on [−5, 5]² closest to the origin (ties by grid order), mapped by
 /// the inverse stereographic map Y ↦ (aY₁, aY₂, 2·height·(1 − a)), a = 4/(4 + ||Y||²).
 /// `t` is ||Y|| (the polar radius on the plane).
@@ -108,7 +108,7 @@ pub fn punched_sphere(n: usize, height: f64) -> Dataset {
     Dataset { points, t }
 }
 
-/// Wittman's 3D clusters (SPEC §10): `clusters` centres 10·U³; 9 bridge points on each
+/// Wittman's 3D clusters (maths §10): `clusters` centres 10·U³; 9 bridge points on each
 /// segment between consecutive centres (t = 0.1..0.9); the remaining points split
 /// evenly among the clusters (the first ones take the remainder) as centre + 0.5·ξ.
 /// `t` is the cluster index, i + s on the bridge from centre i at fraction s.
@@ -170,7 +170,7 @@ fn curve(n: usize, f: impl Fn(f64) -> [f64; 3]) -> Dataset {
     Dataset { points, t: ts }
 }
 
-/// Helix on a torus (SPEC §10): t = 2πk/n, ((2 + cos 8t) cos t, (2 + cos 8t) sin t, sin 8t).
+/// Helix on a torus (maths §10): t = 2πk/n, ((2 + cos 8t) cos t, (2 + cos 8t) sin t, sin 8t).
 pub fn helix(n: usize) -> Dataset {
     curve(n, |t| {
         let r = 2.0 + (8.0 * t).cos();
@@ -178,7 +178,7 @@ pub fn helix(n: usize) -> Dataset {
     })
 }
 
-/// Trefoil knot (SPEC §10): t = 2πk/n, (sin t + 2 sin 2t, cos t − 2 cos 2t, −sin 3t).
+/// Trefoil knot (maths §10): t = 2πk/n, (sin t + 2 sin 2t, cos t − 2 cos 2t, −sin 3t).
 pub fn trefoil(n: usize) -> Dataset {
     curve(n, |t| {
         [
@@ -189,7 +189,7 @@ pub fn trefoil(n: usize) -> Dataset {
     })
 }
 
-/// Twin peaks (SPEC §10): (x, y) ~ U[−1, 1]², (x, y, 10 sin(πx) tanh(3y)); `t` = x.
+/// Twin peaks (maths §10): (x, y) ~ U[−1, 1]², (x, y, 10 sin(πx) tanh(3y)); `t` = x.
 pub fn twin_peaks(n: usize, seed: u64) -> Dataset {
     let mut rng = Rng::new(seed);
     let mut points = Mat::<f64>::zeros(n, 3);

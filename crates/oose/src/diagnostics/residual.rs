@@ -1,4 +1,4 @@
-//! The residual kernel on new points (SPEC §4): k₀(z, z) = k(z, z) − k_zᵀ K⁺ k_z, the
+//! The residual kernel on new points (maths §4): k₀(z, z) = k(z, z) − k_zᵀ K⁺ k_z, the
 //! squared power function P_X(z)².
 //!
 //! K⁺ is represented by the pivoted Cholesky factor of K with the model's relative

@@ -1,4 +1,4 @@
-//! Measuring extension quality against retraining (SPEC §9).
+//! Measuring extension quality against retraining (maths §9).
 //!
 //! Embeddings are unique only up to an orthogonal map, so the retrained embedding is
 //! aligned to the original one by orthogonal Procrustes fitted on the training rows;
@@ -10,7 +10,7 @@ use crate::linalg::procrustes::orthogonal_procrustes;
 use crate::methods::OutOfSample;
 use faer::{Mat, MatRef};
 
-/// Relative extension error and training drift (SPEC §9).
+/// Relative extension error and training drift (maths §9).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RetrainComparison {
     /// RMSE(extension of Z − aligned retrained Z) / RMS(aligned retrained Z).
@@ -65,7 +65,7 @@ pub struct HoldoutComparison {
     pub comparison: RetrainComparison,
 }
 
-/// SPEC §9 end to end: holds out the fraction `holdout` of the rows of `x` (a seeded
+/// maths §9 end to end: holds out the fraction `holdout` of the rows of `x` (a seeded
 /// shuffle, [`split_indices`]), fits with `fit` on the rest, extends the held-out rows,
 /// fits again on all rows (training rows first) and compares the two after Procrustes
 /// alignment on the training rows.

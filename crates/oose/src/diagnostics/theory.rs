@@ -1,4 +1,4 @@
-//! The theory diagnostics of the RKHS analysis (SPEC §4, seed 000 §3–4): the residual
+//! The theory diagnostics of the RKHS analysis (maths §4, [Wang 2018] §3–4): the residual
 //! kernel k₀ = k − k̂ on a batch of new points, the batch discrepancy D with the
 //! corrected identity and bound, the exactness criterion, and eigenvalue interlacing.
 //!
@@ -15,7 +15,7 @@ use crate::validate;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Mat, MatRef, Par, Side};
 
-/// The batch discrepancy of SPEC §4 and its bounds, for training X (N) and batch Z (M).
+/// The batch discrepancy of maths §4 and its bounds, for training X (N) and batch Z (M).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BatchDiscrepancy {
     /// D = (N+M)⁻¹ sqrt(Σ_{a,b ∈ X∪Z} |d_k²(a,b) − d_k̂²(a,b)|), from its definition.
@@ -32,7 +32,7 @@ pub struct BatchDiscrepancy {
     pub trace_residual: f64,
     /// max_z k₀(z, z).
     pub max_residual: f64,
-    /// The exactness criterion (seed 000 Thm 10): k₀ vanishes on Z (every k₀(z, z) at
+    /// The exactness criterion ([Wang 2018] Thm 10): k₀ vanishes on Z (every k₀(z, z) at
     /// most `rank_tolerance` · max k(x, x)), i.e. extending Z equals retraining.
     pub exact: bool,
 }
@@ -90,7 +90,7 @@ fn stack(x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
 }
 
 /// The batch discrepancy of the new points `z` against the training points `x` for
-/// `kernel` (SPEC §4, with the correction to seed 000 eqs. 44–45).
+/// `kernel` (maths §4, with the correction to [Wang 2018] eqs. 44–45).
 ///
 /// ```
 /// use oose::diagnostics::theory::batch_discrepancy;
@@ -145,7 +145,7 @@ pub fn batch_discrepancy(
     })
 }
 
-/// Eigenvalue interlacing of seed 000 Cor. 16 (uncentred form, SPEC §4).
+/// Eigenvalue interlacing of [Wang 2018] Cor. 16 (uncentred form, maths §4).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Interlacing {
     /// Eigenvalues of k on X ∪ Z, largest first.

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-/// Coordinates of extended points and their per-point diagnostics (SPEC §4).
+/// Coordinates of extended points and their per-point diagnostics (maths §4).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Extension {
     /// M×d coordinates, one row per new point, in input order.
@@ -37,7 +37,7 @@ pub struct Column {
     pub values: Vec<f64>,
 }
 
-/// How a new object is placed into a (centred) inner-product embedding (SPEC §5).
+/// How a new object is placed into a (centred) inner-product embedding (maths §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Strategy {
     /// ŷ = Λ^{−1/2} Uᵀ b (Gower = Bengio = Nyström = Landmark-MDS triangulation).

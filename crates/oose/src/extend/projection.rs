@@ -1,5 +1,5 @@
 //! The projection (Nyström / Gower) map shared by kernel PCA and the MDS family
-//! (SPEC §3, §5): y(z) = Λ_d^{−1/2} U_dᵀ k̃_z, where k̃_z is the kernel (similarity) row
+//! (maths §3, §5): y(z) = Λ_d^{−1/2} U_dᵀ k̃_z, where k̃_z is the kernel (similarity) row
 //! of z centred with the training means — computed without forming k̃_z:
 //! y = P kz + (grand − mean(kz)) · 1ᵀP − (row means)ᵀP, P = U_d Λ_d^{−1/2}.
 
@@ -81,7 +81,7 @@ impl Projector {
         (y, mz)
     }
 
-    /// What restricted reconstruction needs besides ŷ (SPEC §5): for kernel rows `kz`
+    /// What restricted reconstruction needs besides ŷ (maths §5): for kernel rows `kz`
     /// with row means `mz` (from [`Projector::project`]) and self-similarities `kzz`,
     /// β = k̃(z, z) and ρ = ||b||² − ŷᵀΛŷ, with b the rows centred by `means` (the raw
     /// rows when `None`, the Mercer form).

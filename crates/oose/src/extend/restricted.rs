@@ -1,4 +1,4 @@
-//! Restricted reconstruction (SPEC §5, seed 001 §4–6): place a new object so that the
+//! Restricted reconstruction (maths §5, [Trosset 2025] §4–6): place a new object so that the
 //! enlarged centred inner-product matrix is reconstructed as well as possible while the
 //! training configuration X stays fixed.
 //!
@@ -10,7 +10,7 @@
 //! a form without cancellation.
 //!
 //! One object: the stationarity condition (Λ + λI) y = Λ ŷ with λ = ||y||² − β is
-//! solved as the monotone root problem of SPEC §5 (global minimum guaranteed, the hard
+//! solved as the monotone root problem of maths §5 (global minimum guaranteed, the hard
 //! case detected). Several objects jointly: F(Y) = Σ 2ρ_p + 2(y_p − ŷ_p)ᵀΛ(y_p − ŷ_p)
 //! + ||Y Yᵀ − β||²_F, minimised by L-BFGS from several starts.
 
@@ -123,7 +123,7 @@ pub fn arc_point(eigenvalues: &[f64], y_hat: &[f64], lambda: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The global minimiser of f (SPEC §5). `eigenvalues` are Λ_d (positive, any order).
+/// The global minimiser of f (maths §5). `eigenvalues` are Λ_d (positive, any order).
 ///
 /// ```
 /// // Seed 001 Example 1 (inner-product form): PCA of (−1, 0), (1, 0), new (0, 9).
@@ -285,7 +285,7 @@ fn joint_value_grad(
     f
 }
 
-/// Joint restricted reconstruction of k objects (SPEC §5): `y_hat` (k×d) their
+/// Joint restricted reconstruction of k objects (maths §5): `y_hat` (k×d) their
 /// projections, `beta` (k×k) their centred mutual similarities (symmetric), `rho` their
 /// out-of-span parts. Starts from the one-by-one solutions and from the projections,
 /// runs L-BFGS from each to a stationary point, keeps the best.

@@ -1,4 +1,4 @@
-//! Automatic bandwidth ε (SPEC §1): the median of pairwise squared distances.
+//! Automatic bandwidth ε (maths §1): the median of pairwise squared distances.
 //!
 //! Kernels whose argument is r² (gaussian, (inverse) multiquadric) get the median of
 //! the squared distances; kernels whose argument is r (laplacian, wendland) get the
@@ -66,7 +66,7 @@ fn pair_sq_distance_bits(x: MatRef<'_, f64>) -> Vec<u64> {
         .collect()
 }
 
-/// The log-slope rule of Berry, Giannakis and Harlim for a gaussian kernel (SPEC §1):
+/// The log-slope rule of Berry, Giannakis and Harlim for a gaussian kernel (maths §1):
 /// the ε maximising d log S / d log ε, S(ε) = Σ_{i,j} exp(−||xᵢ − x_j||²/ε) over all
 /// ordered pairs of the N points, i = j included.
 ///

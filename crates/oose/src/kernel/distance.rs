@@ -1,4 +1,4 @@
-//! Squared Euclidean distances and inner products by one matrix product (SPEC §1).
+//! Squared Euclidean distances and inner products by one matrix product (maths §1).
 //!
 //! ||a − b||² = ||a||² + ||b||² − 2aᵀb, computed with one GEMM and clamped at 0; the
 //! diagonal of a self-distance matrix is set to exactly 0. Near pairs, where the formula

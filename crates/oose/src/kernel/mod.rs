@@ -1,4 +1,4 @@
-//! Kernel functions (SPEC §1) and kernel matrices built by one GEMM in row chunks.
+//! Kernel functions (maths §1) and kernel matrices built by one GEMM in row chunks.
 //!
 //! Parameters carry the SPEC's names: `epsilon` (ε), `beta` (β), `gamma`, `coef0`,
 //! `degree`. A kernel with `Bandwidth::Auto` is resolved against the training data
@@ -16,7 +16,7 @@ use faer::Accum;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
-/// Bandwidth ε of a radial kernel: a value, or `Auto` (median rule, SPEC §1).
+/// Bandwidth ε of a radial kernel: a value, or `Auto` (median rule, maths §1).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub enum Bandwidth {
     /// Chosen from the training data at fit time (see [`bandwidth`]).
@@ -72,7 +72,7 @@ pub enum Kernel {
     /// The user supplies K, and to extend, the rows k(z, x_i) (and optionally k(z, z)).
     Precomputed,
     /// r^β (β odd) or r^β log r (β even; `beta` = 2 is the thin-plate spline r² log r):
-    /// conditionally positive definite, for interpolation only (SPEC §8).
+    /// conditionally positive definite, for interpolation only (maths §8).
     Polyharmonic {
         /// β ≥ 1.
         beta: u32,
@@ -265,7 +265,7 @@ impl Kernel {
         matches!(self, Kernel::Laplacian { .. } | Kernel::Wendland { .. })
     }
 
-    /// Checks the parameters' domains (SPEC §1).
+    /// Checks the parameters' domains (maths §1).
     pub fn validate(&self) -> Result<()> {
         if let Some(Bandwidth::Value(e)) = self.bandwidth() {
             if !(e.is_finite() && e > 0.0) {
@@ -308,7 +308,7 @@ impl Kernel {
         }
     }
 
-    /// Replaces `Bandwidth::Auto` by the median rule on `x` (SPEC §1) and validates.
+    /// Replaces `Bandwidth::Auto` by the median rule on `x` (maths §1) and validates.
     pub fn resolve(&self, x: MatRef<'_, f64>) -> Result<Kernel> {
         self.validate()?;
         if self.bandwidth() != Some(Bandwidth::Auto) {
@@ -346,7 +346,7 @@ impl Kernel {
     }
 
     /// The order m of conditional positive definiteness (0 for positive definite
-    /// kernels): interpolation needs a polynomial tail of degree m − 1 (SPEC §8).
+    /// kernels): interpolation needs a polynomial tail of degree m − 1 (maths §8).
     /// Multiquadric: ⌈β⌉; polyharmonic r^β: ⌈β/2⌉ (β odd), β/2 + 1 (β even).
     pub fn cpd_order(&self) -> usize {
         match *self {

@@ -14,7 +14,7 @@ pub const KERNEL_SPECS: [ParamSpec; 6] = [
         "kernel",
         "kernel",
         Kind::Choice(&KERNEL_NAMES),
-        "Kernel (SPEC §1); `precomputed`: the input is the N×N kernel matrix.",
+        "Kernel (maths §1); `precomputed`: the input is the N×N kernel matrix.",
     ),
     ParamSpec::new(
         "epsilon",

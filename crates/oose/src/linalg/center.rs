@@ -1,4 +1,4 @@
-//! Double centring of a kernel matrix with the training means (SPEC §3).
+//! Double centring of a kernel matrix with the training means (maths §3).
 
 use faer::Mat;
 use serde::{Deserialize, Serialize};

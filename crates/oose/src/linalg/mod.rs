@@ -1,5 +1,5 @@
-//! Linear algebra shared by the methods: the eigensolver with the sign rule (SPEC §3),
-//! pivoted Cholesky for the residual kernel (SPEC §4), centring, Procrustes (SPEC §9).
+//! Linear algebra shared by the methods: the eigensolver with the sign rule (maths §3),
+//! pivoted Cholesky for the residual kernel (maths §4), centring, Procrustes (maths §9).
 
 /// `impl LinOp<f64>` for a symmetric operator (it is its own conjugate transpose, so
 /// `apply` and `conj_apply` are both the product) of dimension `$n`, given by

@@ -3,7 +3,7 @@
 //! diagonal), stopping when every remaining Schur-complement diagonal is at most
 //! `tol · max_i K_ii`.
 //!
-//! Used for the residual kernel (SPEC §4): k₀(z, z) = k(z, z) − ||L⁻¹ k_S(z)||². With
+//! Used for the residual kernel (maths §4): k₀(z, z) = k(z, z) − ||L⁻¹ k_S(z)||². With
 //! the stopping rule, every training point not in S has residual ≤ tol · max K_ii, and
 //! the factor costs O(N r²) for numerical rank r instead of an N×N decomposition.
 

@@ -1,4 +1,4 @@
-//! Orthogonal Procrustes: the orthogonal Q minimising ||A Q − B||_F (SPEC §9).
+//! Orthogonal Procrustes: the orthogonal Q minimising ||A Q − B||_F (maths §9).
 
 use crate::error::{Error, Result};
 use faer::{Mat, MatRef};

@@ -1,9 +1,9 @@
-//! Kernel interpolation and function extension (SPEC §8): given values F (N×m) on the
+//! Kernel interpolation and function extension (maths §8): given values F (N×m) on the
 //! training points, f_X(z) = k_zᵀ A with K A = F (interpolation), (K + ρI) A = F
 //! (ρ > 0: regularised least squares), a polynomial tail of degree m − 1 for
 //! conditionally positive definite kernels of order m, or the truncated
 //! eigen-expansion of K (geometric harmonics). Every predicted row comes with the power
-//! function P_X(z) = sqrt(k₀(z, z)) of SPEC §4, and the model reports ||f_X||_H.
+//! function P_X(z) = sqrt(k₀(z, z)) of maths §4, and the model reports ||f_X||_H.
 
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
@@ -237,7 +237,7 @@ impl Interpolator {
     }
 }
 
-/// Pre-image map of a fitted model (SPEC §8): the interpolant from the model's training
+/// Pre-image map of a fitted model (maths §8): the interpolant from the model's training
 /// embedding (N×d) back to its training points `x` (N×D), so that `extend` on embedding
 /// coordinates returns points in data space, each with its power function.
 ///
@@ -396,7 +396,7 @@ impl OutOfSample for FittedInterpolator {
 impl Method for Interpolator {
     type Fitted = FittedInterpolator;
     const NAME: &'static str = "interpolate";
-    const ABOUT: &'static str = "Kernel interpolation of values on the training points (SPEC §8)";
+    const ABOUT: &'static str = "Kernel interpolation of values on the training points (maths §8)";
     const INPUT: InputKinds = InputKinds::Values;
 
     const SPECS: &'static [ParamSpec] = &join::<9>(&[

@@ -1,4 +1,4 @@
-//! Isomap (SPEC §6): kNN graph (an edge if either end chose it), geodesic distances by
+//! Isomap (maths §6): kNN graph (an edge if either end chose it), geodesic distances by
 //! Dijkstra from every training point, classical MDS of the squared geodesics.
 //! Extension of z: d_G(z, xᵢ) = min over z's k nearest training points j of
 //! ||z − x_j|| + d_G(x_j, xᵢ), then projection (or restricted reconstruction) with
@@ -196,7 +196,7 @@ impl FittedIsomap {
         self.geodesics.view()
     }
 
-    /// Extends new points with the chosen strategy (SPEC §6). The residual is NaN
+    /// Extends new points with the chosen strategy (maths §6). The residual is NaN
     /// (geodesic matrices are not Euclidean); `reconstruction_error`,
     /// `beta_minus_projection` and the objectives are reported.
     pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
@@ -256,7 +256,7 @@ impl FittedIsomap {
         perm
     }
 
-    /// Γ rows −½ d_G(z, xᵢ)² of new points (SPEC §6), with d_G through their k nearest
+    /// Γ rows −½ d_G(z, xᵢ)² of new points (maths §6), with d_G through their k nearest
     /// training points `idx` at distances `dist`.
     fn geodesic_rows(&self, idx: &[Vec<usize>], dist: &[Vec<f64>]) -> Mat<f64> {
         let n = self.core.n_train();
@@ -371,7 +371,7 @@ impl OutOfSample for FittedIsomap {
 impl Method for Isomap {
     type Fitted = FittedIsomap;
     const NAME: &'static str = "isomap";
-    const ABOUT: &'static str = "Isomap: classical MDS of kNN-graph geodesics (SPEC §6)";
+    const ABOUT: &'static str = "Isomap: classical MDS of kNN-graph geodesics (maths §6)";
 
     const SPECS: &'static [ParamSpec] = &[
         N_COMPONENTS,

@@ -1,9 +1,9 @@
-//! Kernel PCA with Nyström extension (SPEC §3), centred or uncentred (Mercer), with the
-//! per-point residual kernel and reconstruction error (SPEC §4).
+//! Kernel PCA with Nyström extension (maths §3), centred or uncentred (Mercer), with the
+//! per-point residual kernel and reconstruction error (maths §4).
 //!
 //! Fit: K̃ = H K H (or K), K̃ = U Λ Uᵀ, Y = U_d Λ_d^{1/2}. Extend: k̃_z centred with the
 //! training means, y(z) = Λ_d^{−1/2} U_dᵀ k̃_z. Extending a training point returns its
-//! training row to round-off (seed 000 Cor. 13).
+//! training row to round-off ([Wang 2018] Cor. 13).
 
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
@@ -100,7 +100,7 @@ impl KernelPca {
         if let Kernel::Polyharmonic { .. } = self.kernel {
             return Err(Error::param(
                 "kernel",
-                "polyharmonic and thin-plate kernels are for interpolation only (SPEC §8)",
+                "polyharmonic and thin-plate kernels are for interpolation only (maths §8)",
             ));
         }
         let what = if precomputed {
@@ -322,7 +322,7 @@ impl FittedKernelPca {
         })
     }
 
-    /// Extends with an explicit strategy (SPEC §5). Restricted reconstruction uses
+    /// Extends with an explicit strategy (maths §5). Restricted reconstruction uses
     /// b = the (centred) kernel row and β = k̃(z, z); it adds the diagnostics columns
     /// `beta_minus_projection`, `objective_projection`, `objective_restricted`,
     /// `lambda` and `unique`. Needs k(z, z), so not available for a precomputed kernel.
@@ -375,7 +375,7 @@ impl FittedKernelPca {
         Ok((y, beta, rho))
     }
 
-    /// Joint restricted reconstruction of the rows of `new` (SPEC §5), with their mutual
+    /// Joint restricted reconstruction of the rows of `new` (maths §5), with their mutual
     /// kernel values computed.
     pub fn extend_joint(&self, new: MatRef<'_, f64>) -> Result<Joint> {
         let (y, beta, rho) = self.restricted_inputs(new)?;
@@ -510,7 +510,7 @@ const CENTERING: ParamSpec = ParamSpec::new(
 impl Method for KernelPca {
     type Fitted = FittedKernelPca;
     const NAME: &'static str = "kpca";
-    const ABOUT: &'static str = "Kernel PCA with Nyström extension (SPEC §3)";
+    const ABOUT: &'static str = "Kernel PCA with Nyström extension (maths §3)";
 
     const SPECS: &'static [ParamSpec] = &join::<10>(&[
         NO_PARAMS,

@@ -1,6 +1,6 @@
-//! Landmark MDS (SPEC §6, de Silva–Tenenbaum): choose n landmarks (random, or max–min
+//! Landmark MDS (maths §6, de Silva–Tenenbaum): choose n landmarks (random, or max–min
 //! greedy farthest-point), classical MDS on the landmarks, place every other training
-//! point — and every new point — by the projection formula of SPEC §5 from its squared
+//! point — and every new point — by the projection formula of maths §5 from its squared
 //! distances to the landmarks. Memory is O(N·d + n²): no N×N matrix, so N = 10⁵ and
 //! beyond fit.
 
@@ -272,7 +272,7 @@ impl Landmarks {
 impl Method for LandmarkMds {
     type Fitted = FittedLandmarkMds;
     const NAME: &'static str = "landmark-mds";
-    const ABOUT: &'static str = "Landmark MDS (SPEC §6)";
+    const ABOUT: &'static str = "Landmark MDS (maths §6)";
 
     const SPECS: &'static [ParamSpec] = &[
         N_COMPONENTS,

@@ -1,4 +1,4 @@
-//! Linear PCA (SPEC §2): centre by the mean, thin SVD X̃ = U Σ Vᵀ, training scores
+//! Linear PCA (maths §2): centre by the mean, thin SVD X̃ = U Σ Vᵀ, training scores
 //! U_d Σ_d, extension y(z) = V_dᵀ (z − x̄). The same numbers as kernel PCA with the
 //! linear kernel (tested), at O(N D²) instead of O(N³).
 //!
@@ -100,7 +100,7 @@ impl Pca {
             }
         });
         // Span of the uncentred points: eigenvectors of XᵀX above the same relative
-        // tolerance as the rank of K = XXᵀ (SPEC §4).
+        // tolerance as the rank of K = XXᵀ (maths §4).
         let gram = x.transpose() * x;
         let evd = gram
             .self_adjoint_eigen(Side::Lower)
@@ -225,7 +225,7 @@ impl OutOfSample for FittedPca {
 impl Method for Pca {
     type Fitted = FittedPca;
     const NAME: &'static str = "pca";
-    const ABOUT: &'static str = "Linear PCA (SPEC §2)";
+    const ABOUT: &'static str = "Linear PCA (maths §2)";
 
     const SPECS: &'static [ParamSpec] = &[N_COMPONENTS, RANK_TOLERANCE];
 

@@ -1,6 +1,6 @@
-//! Spectral clustering (Ng–Jordan–Weiss, SPEC §7): the first c eigenvectors of the
+//! Spectral clustering (Ng–Jordan–Weiss, maths §7): the first c eigenvectors of the
 //! diffusion kernel D^{−1/2} W^(α) D^{−1/2} (ψ₀ included), rows normalised to unit
-//! length, seeded k-means. New points are extended (Nyström, SPEC §7), normalised the
+//! length, seeded k-means. New points are extended (Nyström, maths §7), normalised the
 //! same way and assigned to the nearest centroid.
 
 use crate::error::{Error, Result};
@@ -309,7 +309,7 @@ impl Method for SpectralClustering {
     type Fitted = FittedSpectralClustering;
     const NAME: &'static str = "spectral-clustering";
     const ABOUT: &'static str =
-        "Spectral clustering (Ng–Jordan–Weiss) extended to new points (SPEC §7)";
+        "Spectral clustering (Ng–Jordan–Weiss) extended to new points (maths §7)";
 
     const SPECS: &'static [ParamSpec] = &join::<10>(&[
         NO_PARAMS,

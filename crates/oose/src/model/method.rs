@@ -192,7 +192,7 @@ pub(crate) fn no_such_option(method: &str, option: &'static str) -> String {
 }
 
 /// An inner-product embedding (the MDS family and kernel PCA): restricted
-/// reconstruction, joint restricted reconstruction, the arc (SPEC §5).
+/// reconstruction, joint restricted reconstruction, the arc (maths §5).
 pub trait InnerProduct {
     /// Joint restricted reconstruction of all rows of `new` together; `mutual` is the
     /// new objects' k×k proximity block where the model cannot compute it.

@@ -211,7 +211,7 @@ impl Model {
         self.fitted().extend_options(new, opts)
     }
 
-    /// Extends with an explicit strategy (SPEC §5): projection for every model;
+    /// Extends with an explicit strategy (maths §5): projection for every model;
     /// restricted reconstruction for the MDS family and centred kernel PCA.
     pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
         self.extend_options(

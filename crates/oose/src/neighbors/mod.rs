@@ -1,4 +1,4 @@
-//! Nearest neighbours, neighbourhood graphs and shortest paths (SPEC §6).
+//! Nearest neighbours, neighbourhood graphs and shortest paths (maths §6).
 //!
 //! kNN is exact: a kd-tree (kiddo) for dimension ≤ 16, brute force on blocks of GEMM
 //! distances above (rows of queries × all points, 4 MiB blocks, parallel over blocks).

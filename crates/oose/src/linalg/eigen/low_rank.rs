@@ -1,4 +1,4 @@
-//! The low-rank solver (SPEC §3, `Solver::LowRank`): the eigenpairs of G Gᵀ from the r×r matrix Gᵀ G of a rank-revealing pivoted Cholesky factor G.
+//! The low-rank solver (maths §3, `Solver::LowRank`): the eigenpairs of G Gᵀ from the r×r matrix Gᵀ G of a rank-revealing pivoted Cholesky factor G.
 
 #[allow(unused_imports)]
 use super::*;

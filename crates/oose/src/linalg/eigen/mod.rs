@@ -1,6 +1,6 @@
 //! The eigensolver behind one function: the `k` algebraically largest eigenpairs of a
 //! symmetric matrix, by a dense decomposition or faer's restarted Lanczos, with the sign
-//! rule of SPEC §3 applied to every eigenvector.
+//! rule of maths §3 applied to every eigenvector.
 //!
 //! One file per solver: [`dense`](self) (`dense`), `lanczos` (restarted Lanczos, with
 //! the lower-triangle operator of `lower_symmetric`), `low_rank` (pivoted Cholesky),
@@ -176,7 +176,7 @@ pub fn top_eigen(a: MatRef<'_, f64>, k: usize, solver: Solver) -> Result<Eigen> 
     Ok(out)
 }
 
-/// Flips each column so that its entry of largest absolute value is positive (SPEC §3).
+/// Flips each column so that its entry of largest absolute value is positive (maths §3).
 /// Ties in magnitude go to the first such entry.
 pub fn apply_sign_rule(mut v: faer::MatMut<'_, f64>) -> Vec<bool> {
     let mut flipped = Vec::with_capacity(v.ncols());

@@ -1,4 +1,4 @@
-//! The fitted diffusion kernel and its eigenpairs (SPEC §7), shared by diffusion maps, Laplacian eigenmaps and spectral clustering.
+//! The fitted diffusion kernel and its eigenpairs (maths §7), shared by diffusion maps, Laplacian eigenmaps and spectral clustering.
 
 #[allow(unused_imports)]
 use super::*;

@@ -1,4 +1,4 @@
-//! Laplacian eigenmaps (SPEC §7): ψ_j/ψ₀ of the α = 0 diffusion kernel, Laplacian eigenvalues 1 − λ.
+//! Laplacian eigenmaps (maths §7): ψ_j/ψ₀ of the α = 0 diffusion kernel, Laplacian eigenvalues 1 − λ.
 
 use super::params::{diffusion_info, fit_time_policy, KERNEL, ON_ISOLATED};
 #[allow(unused_imports)]
@@ -9,7 +9,7 @@ use crate::model::method::{Configuration, ExtendOptions, Fitted, Input, Method};
 use crate::model::params::{join, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 
-/// Laplacian eigenmaps (SPEC §7): the diffusion kernel's eigenvectors, output ψ_j/ψ₀
+/// Laplacian eigenmaps (maths §7): the diffusion kernel's eigenvectors, output ψ_j/ψ₀
 /// (the generalised eigenvectors of L f = μ D f with μ = 1 − λ). Default α = 0 (the
 /// graph Laplacian of the weights).
 ///
@@ -143,7 +143,7 @@ impl OutOfSample for FittedEigenmaps {
 impl Method for LaplacianEigenmaps {
     type Fitted = FittedEigenmaps;
     const NAME: &'static str = "eigenmaps";
-    const ABOUT: &'static str = "Laplacian eigenmaps with exact Nyström extension (SPEC §7)";
+    const ABOUT: &'static str = "Laplacian eigenmaps with exact Nyström extension (maths §7)";
 
     const SPECS: &'static [ParamSpec] = &join::<9>(&[
         NO_PARAMS,

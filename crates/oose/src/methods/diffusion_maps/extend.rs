@@ -1,4 +1,4 @@
-//! The Nyström extension of the diffusion kernel's eigenvectors to new points (SPEC §7): the mirror rule of the kNN graph, the training or union density, the degree, residual and reconstruction-error diagnostics.
+//! The Nyström extension of the diffusion kernel's eigenvectors to new points (maths §7): the mirror rule of the kNN graph, the training or union density, the degree, residual and reconstruction-error diagnostics.
 
 #[allow(unused_imports)]
 use super::*;
@@ -79,7 +79,7 @@ impl DiffusionCore {
     }
 
     /// Σ_{z' in the batch} w(z, z') for every row z of the batch (the union density's
-    /// batch part, SPEC §7).
+    /// batch part, maths §7).
     pub(crate) fn batch_density(&self, z: MatRef<'_, f64>) -> Vec<f64> {
         let eps = self.epsilon;
         let m = z.nrows();

@@ -1,4 +1,4 @@
-//! Diffusion maps (SPEC §7): the four output flavours of the diffusion kernel's eigenvectors and their extension.
+//! Diffusion maps (maths §7): the four output flavours of the diffusion kernel's eigenvectors and their extension.
 
 use super::params::{diffusion_info, KERNEL, ON_ISOLATED};
 #[allow(unused_imports)]
@@ -9,17 +9,17 @@ use crate::model::method::{no_such_option, Configuration, ExtendOptions, Fitted,
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 
-/// Output coordinates of diffusion maps (SPEC §7), j = 1..d.
+/// Output coordinates of diffusion maps (maths §7), j = 1..d.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Output {
     /// λ_j^t ψ_j/ψ₀: Euclidean distance = diffusion distance at time t.
     #[default]
     Diffusion,
-    /// λ_j^{1/2} ψ_j (seed 000 Φ̃).
+    /// λ_j^{1/2} ψ_j ([Wang 2018] Φ̃).
     Standard,
-    /// standard · sqrt(d/Σd) (seed 000 Ũ).
+    /// standard · sqrt(d/Σd) ([Wang 2018] Ũ).
     Weighted,
-    /// standard · sqrt(Σd/d) (seed 000 Ṽ; diffusion with t = ½).
+    /// standard · sqrt(Σd/d) ([Wang 2018] Ṽ; diffusion with t = ½).
     Normalized,
 }
 
@@ -276,7 +276,7 @@ impl crate::model::params::Named for Output {
 impl Method for DiffusionMaps {
     type Fitted = FittedDiffusionMaps;
     const NAME: &'static str = "dmaps";
-    const ABOUT: &'static str = "Diffusion maps with exact Nyström extension (SPEC §7)";
+    const ABOUT: &'static str = "Diffusion maps with exact Nyström extension (maths §7)";
 
     const SPECS: &'static [ParamSpec] = &join::<13>(&[
         NO_PARAMS,
@@ -288,7 +288,7 @@ impl Method for DiffusionMaps {
                 "output",
                 "output-kind",
                 Kind::Choice(&["diffusion", "standard", "weighted", "normalized"]),
-                "Output coordinates (SPEC §7 flavours).",
+                "Output coordinates (maths §7 flavours).",
             )
             .aliases(&["flavour"]),
             SOLVER,

@@ -1,4 +1,4 @@
-//! Diffusion maps (SPEC §7): gaussian weights, optionally sparsified (kNN with the
+//! Diffusion maps (maths §7): gaussian weights, optionally sparsified (kNN with the
 //! mirror rule for new points, or a threshold η), α-normalisation, the symmetric
 //! kernel k = D^{−1/2} W^(α) D^{−1/2}, its top eigenpairs, and four output flavours.
 //! The Nyström extension of a new point uses its own density and degree; with the

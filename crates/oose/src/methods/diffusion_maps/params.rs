@@ -1,4 +1,4 @@
-//! The parameters of the diffusion kernel (SPEC §1, §7): the ε rule, the sparsification, the density of new points, the isolated-point policy.
+//! The parameters of the diffusion kernel (maths §1, §7): the ε rule, the sparsification, the density of new points, the isolated-point policy.
 
 #[allow(unused_imports)]
 use super::*;
@@ -9,7 +9,7 @@ use crate::model::specs::solver_info;
 /// How ε of the gaussian weights exp(−r²/ε) is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub enum Epsilon {
-    /// Median of the squared pairwise distances (SPEC §1's `auto`).
+    /// Median of the squared pairwise distances (maths §1's `auto`).
     #[default]
     Median,
     /// The log-slope rule (Berry–Giannakis–Harlim): ε maximising d log Σw / d log ε.
@@ -35,7 +35,7 @@ impl Epsilon {
     }
 }
 
-/// Which weights are kept (SPEC §1).
+/// Which weights are kept (maths §1).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Sparsity {
     /// Every pair.
@@ -44,7 +44,7 @@ pub enum Sparsity {
     /// ||xᵢ − x_j|| ≤ max(rᵢ, r_j), rᵢ = distance of xᵢ to its k-th nearest training
     /// point (ties at rᵢ are all kept). New points: the same rule with r_z.
     Knn(usize),
-    /// w_ij kept if w_ij ≥ η (seed 000 Alg. 1), 0 < η ≤ 1.
+    /// w_ij kept if w_ij ≥ η ([Wang 2018] Alg. 1), 0 < η ≤ 1.
     Threshold(f64),
 }
 
@@ -93,14 +93,14 @@ impl Sparsity {
     }
 }
 
-/// Which density a new point is normalised with (SPEC §7).
+/// Which density a new point is normalised with (maths §7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Density {
     /// q(z) = Σᵢ w(z, xᵢ): sample-wise, exact on training points.
     #[default]
     Training,
-    /// q(z) = Σᵢ w(z, xᵢ) + Σ_{z' in the batch} w(z, z'): the density of X ∪ Z (seed 000
-    /// Thm 23, seed 003 eq. 9). Rows of one batch then depend on each other. Pairs of
+    /// q(z) = Σᵢ w(z, xᵢ) + Σ_{z' in the batch} w(z, z'): the density of X ∪ Z ([Wang 2018]
+    /// Thm 23, [Wang 2019] eq. 9). Rows of one batch then depend on each other. Pairs of
     /// new points are linked by the same rule as training pairs (kNN: ||z − z'|| ≤
     /// max(r_z, r_z'), radii measured to the training points).
     Union,

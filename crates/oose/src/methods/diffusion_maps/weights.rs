@@ -1,4 +1,4 @@
-//! The weight matrix W of a point set (dense, kNN by the symmetric rule, or threshold η) and its α-normalisation into the symmetric kernel D^{−1/2} W^(α) D^{−1/2} (SPEC §1, §7).
+//! The weight matrix W of a point set (dense, kNN by the symmetric rule, or threshold η) and its α-normalisation into the symmetric kernel D^{−1/2} W^(α) D^{−1/2} (maths §1, §7).
 
 #[allow(unused_imports)]
 use super::*;
@@ -204,7 +204,7 @@ impl DiffusionKernel {
         Ok((weights, eps, dim, radii2))
     }
 
-    /// The normalised symmetric kernel of the rows of `x` (SPEC §7), after checking that
+    /// The normalised symmetric kernel of the rows of `x` (maths §7), after checking that
     /// the graph of positive weights is connected.
     pub fn normalised(&self, x: MatRef<'_, f64>) -> Result<NormalisedKernel> {
         let (mut weights, epsilon, dimension_estimate, radii2) = self.weights(x)?;

@@ -1,4 +1,4 @@
-//! The classical-MDS core shared by classical MDS, Landmark MDS and Isomap (SPEC §5):
+//! The classical-MDS core shared by classical MDS, Landmark MDS and Isomap (maths §5):
 //! the double-centred similarities, their top eigenpairs, projection and restricted
 //! reconstruction of new objects from their similarity rows, and its `info` lines.
 

@@ -1,11 +1,11 @@
-//! Classical multidimensional scaling (SPEC §5, seed 001) on points, squared or plain
+//! Classical multidimensional scaling (maths §5, [Trosset 2025]) on points, squared or plain
 //! dissimilarities, or similarities, with out-of-sample extension by projection or
 //! restricted reconstruction (one object, several jointly, the arc).
 //!
 //! Every input is turned into a similarity Γ: points and dissimilarities give
 //! Γ = −½Δ₂, similarities are Γ itself. Then B = P Γ P (P = I − 11ᵀ/N),
 //! B = U Λ Uᵀ, X = U_d Λ_d^{1/2}. A new object brings its similarities γ(z, x_i) and
-//! γ(z, z); centring them with the training means gives τ_w's b and β (SPEC §5) —
+//! γ(z, z); centring them with the training means gives τ_w's b and β (maths §5) —
 //! for Γ = −½Δ₂ this is exactly b_i = −½(a₂ᵢ − mean a₂ − mean_j Δ₂ᵢⱼ + mean Δ₂) and
 //! β = −½(0 − 2 mean a₂ + mean Δ₂). Projection: ŷ = Λ_d^{−1/2} U_dᵀ b. The shared core
 //! [`Cmds`] is also what Landmark MDS and Isomap fit.
@@ -162,7 +162,7 @@ impl ClassicalMds {
     }
 
     /// Fits on a symmetric similarity matrix Γ (not necessarily PSD: only the top-d
-    /// eigenpairs are used, the truncated B̄ of SPEC §5).
+    /// eigenpairs are used, the truncated B̄ of maths §5).
     pub fn fit_similarities(&self, gamma: MatRef<'_, f64>) -> Result<FittedMds> {
         self.fit_proximity(gamma, Proximity::Similarities)
     }
@@ -335,7 +335,7 @@ impl FittedMds {
         self.core.extend_rows(rows.as_ref(), &s, strategy)
     }
 
-    /// Joint restricted reconstruction of the k new objects in `new` (SPEC §5). For
+    /// Joint restricted reconstruction of the k new objects in `new` (maths §5). For
     /// points the mutual dissimilarities are computed; otherwise `mutual` (k×k, in the
     /// input's kind: squared or plain dissimilarities with zero diagonal, or similarities
     /// with γ(z, z) on the diagonal) must be given.
@@ -442,7 +442,7 @@ impl OutOfSample for FittedMds {
 impl Method for ClassicalMds {
     type Fitted = FittedMds;
     const NAME: &'static str = "mds";
-    const ABOUT: &'static str = "Classical MDS of points or proximities (SPEC §5)";
+    const ABOUT: &'static str = "Classical MDS of points or proximities (maths §5)";
     const INPUT: InputKinds = InputKinds::PointsOrProximity;
 
     const SPECS: &'static [ParamSpec] = &[N_COMPONENTS, SOLVER, RANK_TOLERANCE];

@@ -1,4 +1,4 @@
-//! Exact radius and kNN-ball queries for sparsified kernels (SPEC §1).
+//! Exact radius and kNN-ball queries for sparsified kernels (maths §1).
 //!
 //! Every distance that decides whether an edge exists is computed by one formula,
 //! Σ_k (a_k − b_k)² in coordinate order ([`sq_dist`]), which is exactly symmetric in its
