@@ -263,11 +263,16 @@ pub fn build_model(
     if data.is_some() {
         points_only(a)?;
     }
-    let spin = progress::Spinner::start(&format!("fitting {}", m.name));
-    let fitted = match (m.input, proximities.first()) {
+    // The data are read first; the spinner covers the fit alone.
+    let fit = |input: Input<'_>| {
+        let spin = progress::Spinner::start(&format!("fitting {}", m.name));
+        let fitted = (m.fit)(&v, input);
+        spin.finish();
+        fitted
+    };
+    match (m.input, proximities.first()) {
         (InputKinds::Values, _) => {
             let Some(values) = flag("values") else {
-                spin.finish();
                 return Err(CliError::usage(format!(
                     "{} needs --values F (one row of values per training point)",
                     m.name
@@ -278,31 +283,24 @@ pub fn build_model(
                 None => read(&input)?,
             };
             let f = MatrixReader::open(&values)?.read_all()?;
-            (m.fit)(
-                &v,
-                Input::Values {
-                    points: x.as_ref(),
-                    values: f.as_ref(),
-                },
-            )
+            fit(Input::Values {
+                points: x.as_ref(),
+                values: f.as_ref(),
+            })
             .map_err(CliError::from)
         }
         (_, Some((path, kind, flag))) => {
             if *kind == Proximity::Similarities && m.input == InputKinds::Points && !precomputed {
-                spin.finish();
                 return Err(CliError::usage(format!(
                     "--{flag} needs --kernel precomputed"
                 )));
             }
             let x = read(path)?;
-            (m.fit)(&v, Input::Proximity(x.as_ref(), *kind))
-                .map_err(|e| CliError::from(e).in_file(path))
+            fit(Input::Proximity(x.as_ref(), *kind)).map_err(|e| CliError::from(e).in_file(path))
         }
         (_, None) => {
             let x = read(&input)?;
-            (m.fit)(&v, Input::Points(x.as_ref())).map_err(CliError::from)
+            fit(Input::Points(x.as_ref())).map_err(CliError::from)
         }
-    };
-    spin.finish();
-    fitted
+    }
 }
