@@ -419,3 +419,41 @@ fn precomputed_kernel_matches_gaussian() {
     let back = p.extend(k.as_ref()).unwrap();
     assert!(max_rel_diff(back.coordinates.as_ref(), p.embedding()) < 1e-10);
 }
+
+/// A precomputed kernel has no restricted reconstruction: the up-front option check and
+/// the extension itself refuse it with the same typed error, naming `strategy`.
+#[test]
+fn precomputed_kernel_refuses_restricted_reconstruction_in_one_place() {
+    use oose::model::{ExtendOptions, Fitted};
+    let x = oose::datasets::s_curve(40, 0.0, 3).points;
+    let k = oose::faer::Mat::from_fn(40, 40, |i, j| {
+        let d2: f64 = (0..3).map(|c| (x[(i, c)] - x[(j, c)]).powi(2)).sum();
+        (-d2).exp()
+    });
+    let m = KernelPca {
+        kernel: Kernel::Precomputed,
+        ..Default::default()
+    }
+    .fit(k.as_ref())
+    .unwrap();
+    let opts = ExtendOptions {
+        strategy: Some(oose::extend::Strategy::Restricted),
+        ..Default::default()
+    };
+    for e in [
+        m.check_options(&opts).unwrap_err(),
+        m.extend_with(k.as_ref().subrows(0, 2), oose::extend::Strategy::Restricted)
+            .unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                e,
+                oose::Error::InvalidParameter {
+                    name: "strategy",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+}

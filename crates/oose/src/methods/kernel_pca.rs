@@ -330,13 +330,11 @@ impl FittedKernelPca {
         if strategy == Strategy::Projection {
             return self.extend(new);
         }
-        if self.params.kernel == Kernel::Precomputed {
-            return Err(Error::Unsupported(
-                "restricted reconstruction with a precomputed kernel needs k(z, z); \
-                 fit mds with --similarities instead"
-                    .into(),
-            ));
-        }
+        // One place decides which options a precomputed kernel supports.
+        self.check_options(&ExtendOptions {
+            strategy: Some(strategy),
+            ..Default::default()
+        })?;
         self.extend_points(new, strategy)
     }
 
