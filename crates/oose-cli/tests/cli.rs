@@ -930,14 +930,14 @@ fn compare_prints_the_library_numbers() {
     };
     // The same computation through the library, on the same rows (the CSV round-trips
     // doubles exactly).
-    use oose::kernel::{Bandwidth, Kernel};
+    use oose::kernel::{Epsilon, Kernel};
     use oose::methods::kernel_pca::KernelPca;
     let rows = roll(300, 4);
     let x = oose::faer::Mat::from_fn(300, 3, |i, j| rows[i][j]);
     let c = oose::diagnostics::retrain::compare_holdout(x.as_ref(), 0.1, 2, |t| {
         KernelPca {
             kernel: Kernel::Gaussian {
-                epsilon: Bandwidth::Value(50.0),
+                epsilon: Epsilon::Value(50.0),
             },
             ..Default::default()
         }

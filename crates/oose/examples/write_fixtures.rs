@@ -10,11 +10,10 @@
 use oose::datasets::s_curve;
 use oose::extend::{Extension, Strategy};
 use oose::faer::{Mat, MatRef};
-use oose::kernel::{Bandwidth, Kernel};
+use oose::kernel::{Epsilon, Kernel};
 use oose::linalg::eigen::Solver;
 use oose::methods::diffusion_maps::{
-    Density, DiffusionKernel, DiffusionMaps, Epsilon, LaplacianEigenmaps, OnIsolated, Output,
-    Sparsity,
+    Density, DiffusionKernel, DiffusionMaps, LaplacianEigenmaps, OnIsolated, Output, Sparsity,
 };
 use oose::methods::interpolate::Interpolator;
 use oose::methods::isomap::Isomap;
@@ -92,7 +91,7 @@ fn fixtures() -> Vec<Fixture> {
     });
     let (x, z) = (x.as_ref(), z.as_ref());
     let gauss = |e: f64| Kernel::Gaussian {
-        epsilon: Bandwidth::Value(e),
+        epsilon: Epsilon::Value(e),
     };
     let kpca = |kernel: Kernel, centering: bool, solver: Solver| KernelPca {
         n_components: 2,
@@ -184,7 +183,7 @@ fn fixtures() -> Vec<Fixture> {
             "kpca-laplacian-uncentred",
             kpca(
                 Kernel::Laplacian {
-                    epsilon: Bandwidth::Value(2.0),
+                    epsilon: Epsilon::Value(2.0),
                 },
                 false,
                 Solver::Lanczos,
@@ -199,7 +198,7 @@ fn fixtures() -> Vec<Fixture> {
             "kpca-imq",
             kpca(
                 Kernel::InverseMultiquadric {
-                    epsilon: Bandwidth::Auto,
+                    epsilon: Epsilon::Median,
                     beta: -0.5,
                 },
                 true,
@@ -241,7 +240,7 @@ fn fixtures() -> Vec<Fixture> {
             "kpca-wendland",
             kpca(
                 Kernel::Wendland {
-                    epsilon: Bandwidth::Value(3.0),
+                    epsilon: Epsilon::Value(3.0),
                 },
                 true,
                 Solver::Dense,
@@ -433,7 +432,7 @@ fn fixtures() -> Vec<Fixture> {
             "interpolate-multiquadric-regularized",
             fx(
                 Kernel::Multiquadric {
-                    epsilon: Bandwidth::Auto,
+                    epsilon: Epsilon::Median,
                     beta: 0.5,
                 },
                 1e-3,

@@ -41,7 +41,7 @@ pub use faer;
 pub mod prelude {
     pub use crate::error::{Error, Result};
     pub use crate::extend::Extension;
-    pub use crate::kernel::{Bandwidth, Kernel};
+    pub use crate::kernel::{Epsilon, Kernel};
     pub use crate::linalg::eigen::Solver;
     pub use crate::methods::kernel_pca::{FittedKernelPca, KernelPca};
     pub use crate::methods::pca::{FittedPca, Pca};

@@ -1,7 +1,7 @@
 //! Bad input gives typed errors naming the culprit, never a panic.
 
 use oose::faer::Mat;
-use oose::kernel::{Bandwidth, Kernel};
+use oose::kernel::{Epsilon, Kernel};
 use oose::model::Model;
 use oose::prelude::*;
 use oose::ModelError;
@@ -157,7 +157,7 @@ fn too_many_components() {
 fn bad_epsilon() {
     for eps in [0.0, -1.0, f64::NAN, f64::INFINITY] {
         let k = Kernel::Gaussian {
-            epsilon: Bandwidth::Value(eps),
+            epsilon: Epsilon::Value(eps),
         };
         let e = KernelPca {
             kernel: k,

@@ -1,7 +1,7 @@
 //! Kernel interpolation and function extension (maths §8) with the power function (§4).
 
 use faer::Mat;
-use oose::kernel::{Bandwidth, Kernel};
+use oose::kernel::{Epsilon, Kernel};
 use oose::methods::interpolate::Interpolator;
 use oose::methods::kernel_pca::KernelPca;
 use oose::methods::OutOfSample;
@@ -17,11 +17,11 @@ fn pd_kernels() -> [Kernel; 3] {
     [
         Kernel::gaussian(0.5),
         Kernel::InverseMultiquadric {
-            epsilon: Bandwidth::Value(0.3),
+            epsilon: Epsilon::Value(0.3),
             beta: -0.5,
         },
         Kernel::Wendland {
-            epsilon: Bandwidth::Value(1.2),
+            epsilon: Epsilon::Value(1.2),
         },
     ]
 }
@@ -36,11 +36,11 @@ fn interpolation_reproduces_the_data() {
     let well_conditioned = [
         Kernel::gaussian(0.02),
         Kernel::InverseMultiquadric {
-            epsilon: Bandwidth::Value(0.01),
+            epsilon: Epsilon::Value(0.01),
             beta: -0.5,
         },
         Kernel::Wendland {
-            epsilon: Bandwidth::Value(0.3),
+            epsilon: Epsilon::Value(0.3),
         },
     ];
     for kernel in well_conditioned {
@@ -177,7 +177,7 @@ fn thin_plate_spline_reproduces_linear_functions_and_data() {
     for (k, deg) in [
         (
             Kernel::Multiquadric {
-                epsilon: Bandwidth::Value(0.5),
+                epsilon: Epsilon::Value(0.5),
                 beta: 0.5,
             },
             0,

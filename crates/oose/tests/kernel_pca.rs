@@ -4,7 +4,7 @@
 
 use oose::datasets::{s_curve, swiss_roll};
 use oose::faer::Mat;
-use oose::kernel::{Bandwidth, Kernel};
+use oose::kernel::{Epsilon, Kernel};
 use oose::prelude::*;
 use oose::rng::Rng;
 
@@ -17,7 +17,7 @@ fn max_rel_diff(a: oose::faer::MatRef<'_, f64>, b: oose::faer::MatRef<'_, f64>) 
 fn kernels() -> Vec<(Kernel, usize)> {
     // (kernel, components): multiquadric with β = 1.5 is only conditionally positive
     // definite, so fewer components have positive eigenvalues.
-    let a = Bandwidth::Auto;
+    let a = Epsilon::Median;
     vec![
         (Kernel::Gaussian { epsilon: a }, 4),
         (Kernel::Laplacian { epsilon: a }, 4),
@@ -37,7 +37,7 @@ fn kernels() -> Vec<(Kernel, usize)> {
         ),
         (
             Kernel::Wendland {
-                epsilon: Bandwidth::Value(15.0),
+                epsilon: Epsilon::Value(15.0),
             },
             4,
         ),
@@ -112,7 +112,7 @@ fn low_rank_solver_equals_dense_solver() {
     for kernel in [
         Kernel::gaussian(40.0),
         Kernel::Laplacian {
-            epsilon: Bandwidth::Value(10.0),
+            epsilon: Epsilon::Value(10.0),
         },
         Kernel::Linear,
     ] {
@@ -157,7 +157,7 @@ fn low_rank_solver_equals_dense_solver() {
 fn uncentred_multiquadric_single_positive_component_is_exact() {
     let x = swiss_roll(200, 0.05, false, 2).points;
     let k = Kernel::Multiquadric {
-        epsilon: Bandwidth::Auto,
+        epsilon: Epsilon::Median,
         beta: 0.5,
     };
     let m = KernelPca {
@@ -293,7 +293,7 @@ fn residual_far_point_gaussian_is_one_and_bounded_by_reconstruction_error() {
     for kernel in [
         Kernel::default(),
         Kernel::Laplacian {
-            epsilon: Bandwidth::Auto,
+            epsilon: Epsilon::Median,
         },
     ] {
         for centering in [true, false] {

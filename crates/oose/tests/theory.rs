@@ -3,7 +3,7 @@
 
 use faer::Mat;
 use oose::diagnostics::theory::{batch_discrepancy, interlacing};
-use oose::kernel::{Bandwidth, Kernel};
+use oose::kernel::{Epsilon, Kernel};
 use oose::rng::Rng;
 use proptest::prelude::*;
 
@@ -16,11 +16,11 @@ fn kernels(eps: f64) -> [Kernel; 3] {
     [
         Kernel::gaussian(eps),
         Kernel::InverseMultiquadric {
-            epsilon: Bandwidth::Value(eps),
+            epsilon: Epsilon::Value(eps),
             beta: -0.5,
         },
         Kernel::Laplacian {
-            epsilon: Bandwidth::Value(eps),
+            epsilon: Epsilon::Value(eps),
         },
     ]
 }

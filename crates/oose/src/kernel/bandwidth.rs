@@ -1,13 +1,169 @@
-//! Automatic bandwidth ε (maths §1): the median of pairwise squared distances.
+//! The bandwidth ε (maths §1): one type, [`Epsilon`], for every kernel in the crate, and
+//! the rules that choose it from the training data.
 //!
-//! Kernels whose argument is r² (gaussian, (inverse) multiquadric) get the median of
-//! the squared distances; kernels whose argument is r (laplacian, wendland) get the
-//! median distance, so that ε has the units of the kernel's argument. Above
-//! [`SUBSAMPLE`] points the median is taken over a fixed-seed random subsample.
+//! The median rule: kernels whose argument is r² (gaussian, (inverse) multiquadric, the
+//! diffusion kernel) get the median of the squared distances; kernels whose argument is r
+//! (laplacian, wendland) get the median distance, so that ε has the units of the kernel's
+//! argument. Above [`SUBSAMPLE`] points the median is taken over a fixed-seed random
+//! subsample. The log-slope rule (gaussian weights of the diffusion kernel only) is
+//! [`log_slope_epsilon`].
 
+use crate::error::{Error, Result};
+use crate::model::params::Value;
 use crate::rng::Rng;
 use faer::MatRef;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// The bandwidth ε of a kernel: a rule applied to the training data once, at fit time
+/// (the fitted model stores the resolved value), or a value.
+///
+/// ```
+/// use oose::kernel::Epsilon;
+/// assert_eq!(Epsilon::from_name("auto").unwrap(), Epsilon::Median);
+/// assert_eq!(Epsilon::from_name("2.5").unwrap(), Epsilon::Value(2.5));
+/// assert_eq!(Epsilon::from_name("inf").unwrap(), Epsilon::Value(f64::INFINITY));
+/// assert!(Epsilon::from_name("-1").is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub enum Epsilon {
+    /// The median rule (`auto`, `median`): median squared pairwise distance (median
+    /// distance for kernels of r).
+    #[default]
+    Median,
+    /// The log-slope rule of Berry, Giannakis and Harlim (`log-slope`, `bgh`): the ε
+    /// maximising d log Σw / d log ε. The diffusion kernel's gaussian weights only.
+    LogSlope,
+    /// A fixed ε > 0. `f64::INFINITY` is accepted by sparse diffusion kernels only
+    /// (every kept weight 1).
+    Value(f64),
+}
+
+impl Epsilon {
+    /// Parses `auto`/`median`, `log-slope`/`bgh`, `inf`/`infinity` or a number > 0.
+    pub fn from_name(s: &str) -> Result<Epsilon> {
+        match s {
+            "auto" | "median" => Ok(Epsilon::Median),
+            "log-slope" | "bgh" => Ok(Epsilon::LogSlope),
+            "inf" | "infinity" => Ok(Epsilon::Value(f64::INFINITY)),
+            _ => s
+                .parse::<f64>()
+                .map_err(|_| {
+                    Error::param(
+                        "epsilon",
+                        format!("expected a number > 0, auto, median, log-slope or inf, got {s:?}"),
+                    )
+                })
+                .and_then(Epsilon::value),
+        }
+    }
+
+    /// A fixed ε, checked to be > 0 (and not NaN).
+    pub fn value(v: f64) -> Result<Epsilon> {
+        if v > 0.0 {
+            Ok(Epsilon::Value(v))
+        } else {
+            Err(Error::param("epsilon", format!("must be > 0, got {v}")))
+        }
+    }
+
+    /// The rule's name in reports: `median`, `log-slope` or `given`.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            Epsilon::Median => "median",
+            Epsilon::LogSlope => "log-slope",
+            Epsilon::Value(_) => "given",
+        }
+    }
+
+    /// ε as a parameter value: a number, `auto` or `log-slope`.
+    pub(crate) fn to_value(self) -> Value {
+        match self {
+            Epsilon::Median => Value::Str("auto".into()),
+            Epsilon::LogSlope => Value::Str("log-slope".into()),
+            Epsilon::Value(x) => Value::Float(x),
+        }
+    }
+
+    /// ε from a parameter value (a number or one of [`Epsilon::from_name`]'s names).
+    pub(crate) fn from_value(v: Value) -> Result<Epsilon> {
+        match v {
+            Value::Str(s) => Epsilon::from_name(&s),
+            Value::Float(x) => Epsilon::value(x),
+            Value::Int(i) => Epsilon::value(i as f64),
+            other => Err(Error::param(
+                "epsilon",
+                format!("expected a number > 0, auto, median, log-slope or inf, got {other}"),
+            )),
+        }
+    }
+
+    /// Applies the rule to the training points `x`: ε, and for the log-slope rule the
+    /// dimension estimate (twice the maximal slope). `of_distance`: the kernel's argument
+    /// is r, not r² (the median rule then takes the median distance).
+    pub(crate) fn resolve(
+        self,
+        x: MatRef<'_, f64>,
+        of_distance: bool,
+    ) -> Result<(f64, Option<f64>)> {
+        let coincide = || {
+            Error::param(
+                "epsilon",
+                "the automatic rule found no positive pairwise distance (the points coincide); give ε explicitly",
+            )
+        };
+        let positive = |e: f64| (e > 0.0 && e.is_finite()).then_some(e);
+        match self {
+            Epsilon::Value(e) => Ok((e, None)),
+            Epsilon::Median => {
+                let m = median_sq_distance(x);
+                positive(if of_distance { m.sqrt() } else { m })
+                    .map(|e| (e, None))
+                    .ok_or_else(coincide)
+            }
+            Epsilon::LogSlope => log_slope_epsilon(x)
+                .map(|(e, s)| (e, Some(2.0 * s)))
+                .ok_or_else(coincide),
+        }
+    }
+}
+
+/// The on-disk form of a kernel's ε since format 1: variant 0 the median rule (`auto`),
+/// variant 1 a value. A kernel never holds the log-slope rule (it is refused when the
+/// kernel is built), so the diffusion kernel's three-variant form is not needed there.
+pub(crate) mod kernel_format {
+    use super::Epsilon;
+    use serde::{
+        de::Error as _, ser::Error as _, Deserialize, Deserializer, Serialize, Serializer,
+    };
+
+    #[derive(Serialize, Deserialize)]
+    enum Bandwidth {
+        Auto,
+        Value(f64),
+    }
+
+    pub(crate) fn serialize<S: Serializer>(e: &Epsilon, s: S) -> Result<S::Ok, S::Error> {
+        match *e {
+            Epsilon::Median => Bandwidth::Auto,
+            Epsilon::Value(v) => Bandwidth::Value(v),
+            Epsilon::LogSlope => {
+                return Err(S::Error::custom(
+                    "a kernel on points cannot hold the log-slope rule",
+                ))
+            }
+        }
+        .serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Epsilon, D::Error> {
+        match Bandwidth::deserialize(d)? {
+            Bandwidth::Auto => Ok(Epsilon::Median),
+            Bandwidth::Value(v) if v > 0.0 => Ok(Epsilon::Value(v)),
+            Bandwidth::Value(v) => Err(D::Error::custom(format!("ε must be > 0, got {v}"))),
+        }
+    }
+}
 
 /// Largest number of points whose pairs are all used; above it, a subsample of this size.
 pub const SUBSAMPLE: usize = 3000;
@@ -201,6 +357,67 @@ pub fn median(v: &mut [f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::Kernel;
+
+    #[test]
+    fn a_kernel_keeps_its_two_variant_epsilon_on_disk() {
+        // Format 1 wrote a kernel's ε as {Auto = 0, Value(f64) = 1}: variant tag, then the
+        // value's little-endian bytes. The one ε type must keep those bytes.
+        let auto = postcard::to_allocvec(&Kernel::Gaussian {
+            epsilon: Epsilon::Median,
+        })
+        .unwrap();
+        assert_eq!(auto, vec![0, 0]);
+        let given = postcard::to_allocvec(&Kernel::gaussian(2.5)).unwrap();
+        let mut want = vec![0, 1];
+        want.extend_from_slice(&2.5f64.to_le_bytes());
+        assert_eq!(given, want);
+        for k in [Kernel::default(), Kernel::gaussian(2.5)] {
+            let back: Kernel = postcard::from_bytes(&postcard::to_allocvec(&k).unwrap()).unwrap();
+            assert_eq!(back, k);
+        }
+        // The diffusion kernel's form has three variants: the log-slope rule is tag 1.
+        assert_eq!(postcard::to_allocvec(&Epsilon::LogSlope).unwrap(), vec![1]);
+        assert_eq!(postcard::to_allocvec(&Epsilon::Value(1.0)).unwrap()[0], 2);
+    }
+
+    #[test]
+    fn kernels_on_points_refuse_the_log_slope_rule_by_name() {
+        let k = Kernel::Laplacian {
+            epsilon: Epsilon::LogSlope,
+        };
+        let e = k.validate().unwrap_err().to_string();
+        assert!(e.contains("epsilon") && e.contains("log-slope"), "{e}");
+        assert!(postcard::to_allocvec(&k).is_err());
+        assert!(Kernel::from_name(
+            "gaussian",
+            Epsilon::from_name("bgh").unwrap(),
+            None,
+            1.0,
+            1.0,
+            3
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn one_vocabulary_for_epsilon() {
+        for (name, want) in [
+            ("auto", Epsilon::Median),
+            ("median", Epsilon::Median),
+            ("log-slope", Epsilon::LogSlope),
+            ("bgh", Epsilon::LogSlope),
+            ("inf", Epsilon::Value(f64::INFINITY)),
+            ("0.5", Epsilon::Value(0.5)),
+        ] {
+            let e = Epsilon::from_name(name).unwrap();
+            assert_eq!(e, want, "{name}");
+            assert_eq!(Epsilon::from_value(e.to_value()).unwrap(), e);
+        }
+        for bad in ["0", "-1", "nan", "wide"] {
+            assert!(Epsilon::from_name(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn median_of_known_values() {

@@ -1,8 +1,8 @@
 //! Kernel functions (maths §1) and kernel matrices built by one GEMM in row chunks.
 //!
-//! Parameters carry the SPEC's names: `epsilon` (ε), `beta` (β), `gamma`, `coef0`,
-//! `degree`. A kernel with `Bandwidth::Auto` is resolved against the training data
-//! once, at fit time, and the fitted model stores the resolved ε.
+//! Parameters carry the maths' names: `epsilon` (ε, an [`Epsilon`]), `beta` (β), `gamma`,
+//! `coef0`, `degree`. A kernel with `Epsilon::Median` is resolved against the training
+//! data once, at fit time, and the fitted model stores the resolved ε.
 
 pub mod bandwidth;
 pub mod distance;
@@ -10,21 +10,12 @@ pub mod fast_exp;
 pub mod params;
 
 use crate::error::{Error, Result};
+pub use bandwidth::Epsilon;
 use distance::row_sq_norms;
 use faer::linalg::matmul::matmul;
 use faer::Accum;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
-
-/// Bandwidth ε of a radial kernel: a value, or `Auto` (median rule, maths §1).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
-pub enum Bandwidth {
-    /// Chosen from the training data at fit time (see [`bandwidth`]).
-    #[default]
-    Auto,
-    /// A fixed ε > 0.
-    Value(f64),
-}
 
 /// A kernel k(x, y). r = ||x − y||₂.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,31 +23,36 @@ pub enum Kernel {
     /// exp(−r²/ε) (scikit-learn's `gamma` = 1/ε).
     Gaussian {
         /// ε > 0.
-        epsilon: Bandwidth,
+        #[serde(with = "bandwidth::kernel_format")]
+        epsilon: Epsilon,
     },
     /// exp(−r/ε).
     Laplacian {
         /// ε > 0.
-        epsilon: Bandwidth,
+        #[serde(with = "bandwidth::kernel_format")]
+        epsilon: Epsilon,
     },
     /// (1 + r²/ε)^β with β < 0 (positive definite).
     InverseMultiquadric {
         /// ε > 0.
-        epsilon: Bandwidth,
+        #[serde(with = "bandwidth::kernel_format")]
+        epsilon: Epsilon,
         /// β < 0 (default −½).
         beta: f64,
     },
     /// (1 + r²/ε)^β with β > 0 not an integer (conditionally positive definite of order ⌈β⌉).
     Multiquadric {
         /// ε > 0.
-        epsilon: Bandwidth,
+        #[serde(with = "bandwidth::kernel_format")]
+        epsilon: Epsilon,
         /// β > 0, β ∉ ℕ (default ½).
         beta: f64,
     },
     /// (1 − r/ε)₊⁴ (4r/ε + 1): compact support, positive definite for dimension ≤ 3.
     Wendland {
         /// Support radius ε > 0.
-        epsilon: Bandwidth,
+        #[serde(with = "bandwidth::kernel_format")]
+        epsilon: Epsilon,
     },
     /// xᵀy: kernel PCA with it is PCA.
     Linear,
@@ -82,38 +78,7 @@ pub enum Kernel {
 impl Default for Kernel {
     fn default() -> Self {
         Kernel::Gaussian {
-            epsilon: Bandwidth::Auto,
-        }
-    }
-}
-
-impl Bandwidth {
-    /// Parses `auto` or a finite number > 0.
-    ///
-    /// ```
-    /// use oose::kernel::Bandwidth;
-    /// assert_eq!(Bandwidth::from_name("2.5").unwrap(), Bandwidth::Value(2.5));
-    /// assert!(Bandwidth::from_name("-1").is_err());
-    /// ```
-    pub fn from_name(s: &str) -> Result<Bandwidth> {
-        if s == "auto" {
-            return Ok(Bandwidth::Auto);
-        }
-        let v: f64 = s.parse().map_err(|_| {
-            Error::param("epsilon", format!("expected a number or `auto`, got {s:?}"))
-        })?;
-        Bandwidth::value(v)
-    }
-
-    /// A fixed ε, checked to be finite and > 0.
-    pub fn value(v: f64) -> Result<Bandwidth> {
-        if v > 0.0 && v.is_finite() {
-            Ok(Bandwidth::Value(v))
-        } else {
-            Err(Error::param(
-                "epsilon",
-                format!("must be finite and > 0, got {v}"),
-            ))
+            epsilon: Epsilon::Median,
         }
     }
 }
@@ -140,14 +105,14 @@ impl Kernel {
     /// `thin_plate` is polyharmonic with β = 2.
     ///
     /// ```
-    /// use oose::kernel::{Bandwidth, Kernel};
-    /// let k = Kernel::from_name("thin_plate", Bandwidth::Auto, None, 1.0, 1.0, 3).unwrap();
+    /// use oose::kernel::{Epsilon, Kernel};
+    /// let k = Kernel::from_name("thin_plate", Epsilon::Median, None, 1.0, 1.0, 3).unwrap();
     /// assert_eq!(k, Kernel::Polyharmonic { beta: 2 });
-    /// assert!(Kernel::from_name("gaussian", Bandwidth::Auto, Some(2.0), 1.0, 1.0, 3).is_err());
+    /// assert!(Kernel::from_name("gaussian", Epsilon::Median, Some(2.0), 1.0, 1.0, 3).is_err());
     /// ```
     pub fn from_name(
         name: &str,
-        epsilon: Bandwidth,
+        epsilon: Epsilon,
         beta: Option<f64>,
         gamma: f64,
         coef0: f64,
@@ -209,7 +174,7 @@ impl Kernel {
     /// Gaussian kernel with a fixed ε.
     pub fn gaussian(epsilon: f64) -> Self {
         Kernel::Gaussian {
-            epsilon: Bandwidth::Value(epsilon),
+            epsilon: Epsilon::Value(epsilon),
         }
     }
 
@@ -232,12 +197,12 @@ impl Kernel {
     /// ε if the kernel has one (`None` for `Auto` before fitting and for kernels without).
     pub fn epsilon(&self) -> Option<f64> {
         match self.bandwidth() {
-            Some(Bandwidth::Value(e)) => Some(e),
+            Some(Epsilon::Value(e)) => Some(e),
             _ => None,
         }
     }
 
-    fn bandwidth(&self) -> Option<Bandwidth> {
+    fn bandwidth(&self) -> Option<Epsilon> {
         match *self {
             Kernel::Gaussian { epsilon }
             | Kernel::Laplacian { epsilon }
@@ -248,7 +213,7 @@ impl Kernel {
         }
     }
 
-    fn with_bandwidth(mut self, b: Bandwidth) -> Self {
+    fn with_bandwidth(mut self, b: Epsilon) -> Self {
         match &mut self {
             Kernel::Gaussian { epsilon }
             | Kernel::Laplacian { epsilon }
@@ -267,13 +232,23 @@ impl Kernel {
 
     /// Checks the parameters' domains (maths §1).
     pub fn validate(&self) -> Result<()> {
-        if let Some(Bandwidth::Value(e)) = self.bandwidth() {
-            if !(e.is_finite() && e > 0.0) {
+        match self.bandwidth() {
+            Some(Epsilon::Value(e)) if !(e.is_finite() && e > 0.0) => {
                 return Err(Error::param(
                     "epsilon",
                     format!("must be finite and > 0, got {e}"),
                 ));
             }
+            Some(Epsilon::LogSlope) => {
+                return Err(Error::param(
+                    "epsilon",
+                    format!(
+                        "the log-slope rule is the diffusion kernel's; the {} kernel takes a number or `auto`",
+                        self.name()
+                    ),
+                ));
+            }
+            _ => {}
         }
         match *self {
             Kernel::InverseMultiquadric { beta, .. } if !(beta < 0.0 && beta.is_finite()) => {
@@ -308,25 +283,14 @@ impl Kernel {
         }
     }
 
-    /// Replaces `Bandwidth::Auto` by the median rule on `x` (maths §1) and validates.
+    /// Replaces `Epsilon::Median` by the median rule on `x` (maths §1) and validates.
     pub fn resolve(&self, x: MatRef<'_, f64>) -> Result<Kernel> {
         self.validate()?;
-        if self.bandwidth() != Some(Bandwidth::Auto) {
+        if self.bandwidth() != Some(Epsilon::Median) {
             return Ok(*self);
         }
-        let m = bandwidth::median_sq_distance(x);
-        let e = if self.scales_with_distance() {
-            m.sqrt()
-        } else {
-            m
-        };
-        if !(e > 0.0 && e.is_finite()) {
-            return Err(Error::param(
-                "epsilon",
-                "`auto` found a median pairwise distance of 0 (the points coincide); give ε explicitly",
-            ));
-        }
-        Ok(self.with_bandwidth(Bandwidth::Value(e)))
+        let (e, _) = Epsilon::Median.resolve(x, self.scales_with_distance())?;
+        Ok(self.with_bandwidth(Epsilon::Value(e)))
     }
 
     /// Whether every kernel matrix of this kernel on points of dimension `dim` is
@@ -363,21 +327,21 @@ impl Kernel {
     fn value(&self, d2: f64, g: f64) -> f64 {
         match *self {
             Kernel::Gaussian {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
             } => (-d2 / e).exp(),
             Kernel::Laplacian {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
             } => (-d2.sqrt() / e).exp(),
             Kernel::InverseMultiquadric {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
                 beta,
             }
             | Kernel::Multiquadric {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
                 beta,
             } => (1.0 + d2 / e).powf(beta),
             Kernel::Wendland {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
             } => {
                 let r = d2.sqrt() / e;
                 if r < 1.0 {
@@ -472,10 +436,10 @@ impl Kernel {
     fn apply_in_place(&self, v: &mut [f64]) {
         match *self {
             Kernel::Gaussian {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
             } => fast_exp::exp_scaled(v, -1.0 / e),
             Kernel::Laplacian {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
             } => fast_exp::exp_sqrt_scaled(v, -1.0 / e),
             _ if self.is_radial() => v.iter_mut().for_each(|x| *x = self.value(*x, 0.0)),
             _ => v.iter_mut().for_each(|x| *x = self.value(0.0, *x)),
@@ -508,21 +472,21 @@ mod tests {
         let r = r2.sqrt();
         match *k {
             Kernel::Gaussian {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
             } => (-r2 / e).exp(),
             Kernel::Laplacian {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
             } => (-r / e).exp(),
             Kernel::InverseMultiquadric {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
                 beta,
             }
             | Kernel::Multiquadric {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
                 beta,
             } => (1.0 + r2 / e).powf(beta),
             Kernel::Wendland {
-                epsilon: Bandwidth::Value(e),
+                epsilon: Epsilon::Value(e),
             } => {
                 let s = (1.0 - r / e).max(0.0);
                 s.powi(4) * (4.0 * r / e + 1.0)
@@ -538,7 +502,7 @@ mod tests {
     }
 
     pub(crate) fn all_kernels() -> Vec<Kernel> {
-        let e = Bandwidth::Value(2.5);
+        let e = Epsilon::Value(2.5);
         vec![
             Kernel::Gaussian { epsilon: e },
             Kernel::Laplacian { epsilon: e },
@@ -598,13 +562,13 @@ mod tests {
         assert!(Kernel::gaussian(-1.0).validate().is_err());
         assert!(Kernel::gaussian(f64::NAN).validate().is_err());
         assert!(Kernel::InverseMultiquadric {
-            epsilon: Bandwidth::Auto,
+            epsilon: Epsilon::Median,
             beta: 0.5
         }
         .validate()
         .is_err());
         assert!(Kernel::Multiquadric {
-            epsilon: Bandwidth::Auto,
+            epsilon: Epsilon::Median,
             beta: 2.0
         }
         .validate()
@@ -623,13 +587,13 @@ mod tests {
     fn auto_bandwidth_uses_units_of_the_argument() {
         let x = Mat::from_fn(4, 1, |i, _| i as f64);
         let g = Kernel::Gaussian {
-            epsilon: Bandwidth::Auto,
+            epsilon: Epsilon::Median,
         }
         .resolve(x.as_ref())
         .unwrap();
         assert_eq!(g.epsilon(), Some(2.5));
         let l = Kernel::Laplacian {
-            epsilon: Bandwidth::Auto,
+            epsilon: Epsilon::Median,
         }
         .resolve(x.as_ref())
         .unwrap();

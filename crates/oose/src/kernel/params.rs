@@ -1,7 +1,7 @@
 //! The kernel's parameters as data (`kernel`, `epsilon`, `beta`, `gamma`, `coef0`,
 //! `degree`), shared by every method with a kernel on points (see `model::params`).
 
-use super::{Bandwidth, Kernel, KERNEL_NAMES};
+use super::{Epsilon, Kernel, KERNEL_NAMES};
 use crate::error::Result;
 use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
 
@@ -20,7 +20,7 @@ pub const KERNEL_SPECS: [ParamSpec; 6] = [
         "epsilon",
         "epsilon",
         Kind::FloatOrName(&["auto"]),
-        "Bandwidth ε > 0, or `auto` (median rule).",
+        "Bandwidth ε > 0, or `auto` (median rule, maths §1).",
     ),
     ParamSpec::new(
         "beta",
@@ -39,27 +39,6 @@ pub const KERNEL_SPECS: [ParamSpec; 6] = [
     ),
 ];
 
-/// ε as a value: a number, or `auto`.
-pub(crate) fn bandwidth_value(b: Bandwidth) -> Value {
-    match b {
-        Bandwidth::Auto => Value::Str("auto".into()),
-        Bandwidth::Value(e) => Value::Float(e),
-    }
-}
-
-/// ε from a value: a number > 0, or `auto`.
-pub(crate) fn bandwidth_from(v: Value) -> Result<Bandwidth> {
-    match v {
-        Value::Str(s) => Bandwidth::from_name(&s),
-        Value::Float(x) => Bandwidth::value(x),
-        Value::Int(i) => Bandwidth::value(i as f64),
-        other => Err(crate::Error::param(
-            "epsilon",
-            format!("expected a number > 0 or `auto`, got {other}"),
-        )),
-    }
-}
-
 impl Kernel {
     /// The kernel's parameters by name (those it does not use at their defaults).
     pub fn param_values(&self) -> ParamList {
@@ -69,7 +48,7 @@ impl Kernel {
         match *self {
             Kernel::Gaussian { epsilon: e }
             | Kernel::Laplacian { epsilon: e }
-            | Kernel::Wendland { epsilon: e } => epsilon = bandwidth_value(e),
+            | Kernel::Wendland { epsilon: e } => epsilon = e.to_value(),
             Kernel::InverseMultiquadric {
                 epsilon: e,
                 beta: b,
@@ -78,7 +57,7 @@ impl Kernel {
                 epsilon: e,
                 beta: b,
             } => {
-                epsilon = bandwidth_value(e);
+                epsilon = e.to_value();
                 beta = Value::Float(b);
             }
             Kernel::Polynomial {
@@ -104,7 +83,7 @@ impl Kernel {
         let d = default.param_values();
         let get = |i: usize| d[i].1.clone();
         let name = v.name("kernel", default.name())?;
-        let epsilon = bandwidth_from(v.raw("epsilon", get(1)))?;
+        let epsilon = Epsilon::from_value(v.raw("epsilon", get(1)))?;
         let beta = v.opt_f64("beta", None)?;
         let (g, c, p) = POLYNOMIAL_DEFAULTS;
         let gamma = v.f64("gamma", g)?;
@@ -133,18 +112,18 @@ mod tests {
             Kernel::gaussian(0.7),
             Kernel::default(),
             Kernel::Laplacian {
-                epsilon: Bandwidth::Value(2.0),
+                epsilon: Epsilon::Value(2.0),
             },
             Kernel::InverseMultiquadric {
-                epsilon: Bandwidth::Auto,
+                epsilon: Epsilon::Median,
                 beta: -1.5,
             },
             Kernel::Multiquadric {
-                epsilon: Bandwidth::Value(0.3),
+                epsilon: Epsilon::Value(0.3),
                 beta: 0.5,
             },
             Kernel::Wendland {
-                epsilon: Bandwidth::Value(3.0),
+                epsilon: Epsilon::Value(3.0),
             },
             Kernel::Linear,
             Kernel::Polynomial {

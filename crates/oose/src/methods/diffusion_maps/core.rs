@@ -165,9 +165,9 @@ impl DiffusionCore {
         let want_residual = residual.unwrap_or(matches!(nk.kernel, Weights::Dense(_)));
         let residual = want_residual.then(|| residual_factor(&nk.kernel, rank_tolerance));
         let mut sorted = nk.degree.clone();
-        let median_degree = bandwidth::median(&mut sorted);
+        let median_degree = crate::kernel::bandwidth::median(&mut sorted);
         let mut sorted = nk.density.clone();
-        let median_density = bandwidth::median(&mut sorted);
+        let median_density = crate::kernel::bandwidth::median(&mut sorted);
         Ok(DiffusionCore {
             spec: *spec,
             x: StoredMat::from_mat(x),

@@ -86,7 +86,7 @@ impl DiffusionCore {
         match self.spec.sparsity {
             Sparsity::Dense => {
                 let k = Kernel::Gaussian {
-                    epsilon: Bandwidth::Value(eps),
+                    epsilon: Epsilon::Value(eps),
                 };
                 let sq = row_sq_norms(z);
                 let rows = crate::extend::chunk_rows(m);
@@ -182,7 +182,7 @@ impl DiffusionCore {
             let (sparse, dense) = match &x_sq {
                 Some(x_sq) => {
                     let k = Kernel::Gaussian {
-                        epsilon: Bandwidth::Value(self.epsilon),
+                        epsilon: Epsilon::Value(self.epsilon),
                     };
                     let zsq = row_sq_norms(zc);
                     (None, Some(k.block(zc, &zsq, self.x.view(), x_sq, Par::Seq)))

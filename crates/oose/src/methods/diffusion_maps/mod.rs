@@ -15,7 +15,9 @@ use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Column, Extension};
 use crate::kernel::distance::row_sq_norms;
-use crate::kernel::{bandwidth, fast_exp, Bandwidth, Kernel};
+/// The one ε type of the crate, re-exported where the diffusion kernel is built.
+pub use crate::kernel::Epsilon;
+use crate::kernel::{fast_exp, Kernel};
 use crate::linalg::eigen::{
     lanczos_fits, top_eigen, top_eigen_near_one, top_eigen_sparse, Eigen, Solver, AUTO_DENSE_MAX,
 };
@@ -44,7 +46,7 @@ pub use self::core::DiffusionCore;
 pub use crate::methods::spectral_clustering::{FittedSpectralClustering, SpectralClustering};
 pub use eigenmaps::{FittedEigenmaps, LaplacianEigenmaps};
 pub use maps::{DiffusionMaps, FittedDiffusionMaps, Output};
-pub use params::{Density, DiffusionKernel, Epsilon, OnIsolated, Sparsity};
+pub use params::{Density, DiffusionKernel, OnIsolated, Sparsity};
 pub use weights::{NormalisedKernel, Weights};
 #[allow(unused_imports)]
 pub(crate) use {self::core::*, extend::*, maps::*, weights::*};

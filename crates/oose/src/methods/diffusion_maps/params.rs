@@ -6,35 +6,6 @@ use crate::model::method::{no_such_option, ExtendOptions};
 use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
 use crate::model::specs::solver_info;
 
-/// How ε of the gaussian weights exp(−r²/ε) is chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
-pub enum Epsilon {
-    /// Median of the squared pairwise distances (maths §1's `auto`).
-    #[default]
-    Median,
-    /// The log-slope rule (Berry–Giannakis–Harlim): ε maximising d log Σw / d log ε.
-    LogSlope,
-    /// A fixed ε > 0; `f64::INFINITY` (sparse kernels only) makes every kept weight 1.
-    Value(f64),
-}
-
-impl Epsilon {
-    /// Parses `auto`/`median`, `log-slope`/`bgh`, `inf` or a positive number.
-    pub fn from_name(s: &str) -> Result<Epsilon> {
-        match s {
-            "auto" | "median" => Ok(Epsilon::Median),
-            "log-slope" | "bgh" => Ok(Epsilon::LogSlope),
-            "inf" | "infinity" => Ok(Epsilon::Value(f64::INFINITY)),
-            _ => s.parse::<f64>().map(Epsilon::Value).map_err(|_| {
-                Error::param(
-                    "epsilon",
-                    format!("expected auto, median, log-slope, inf or a number, got {s:?}"),
-                )
-            }),
-        }
-    }
-}
-
 /// Which weights are kept (maths §1).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Sparsity {
@@ -237,26 +208,6 @@ pub(crate) const ON_ISOLATED: ParamSpec = ParamSpec::new(
      `isolated` column.",
 );
 
-pub(crate) fn epsilon_value(e: Epsilon) -> Value {
-    match e {
-        Epsilon::Median => Value::Str("auto".into()),
-        Epsilon::LogSlope => Value::Str("log-slope".into()),
-        Epsilon::Value(x) => Value::Float(x),
-    }
-}
-
-pub(crate) fn epsilon_from(v: Value) -> Result<Epsilon> {
-    match v {
-        Value::Str(s) => Epsilon::from_name(&s),
-        Value::Float(x) => Ok(Epsilon::Value(x)),
-        Value::Int(i) => Ok(Epsilon::Value(i as f64)),
-        other => Err(Error::param(
-            "epsilon",
-            format!("expected a number, auto, log-slope or inf, got {other}"),
-        )),
-    }
-}
-
 pub(crate) fn sparsity_name(s: Sparsity) -> &'static str {
     match s {
         Sparsity::Dense => "dense",
@@ -281,7 +232,7 @@ impl DiffusionKernel {
             Sparsity::Dense => (default_k(default), Value::None),
         };
         vec![
-            ("epsilon", epsilon_value(self.epsilon)),
+            ("epsilon", self.epsilon.to_value()),
             ("sparsity", Value::Str(sparsity_name(self.sparsity).into())),
             ("n_neighbors", Value::Int(k as u64)),
             ("threshold", eta),
@@ -290,7 +241,7 @@ impl DiffusionKernel {
     }
 
     fn from_values(v: &Values, d: &DiffusionKernel) -> Result<DiffusionKernel> {
-        let epsilon = epsilon_from(v.raw("epsilon", epsilon_value(d.epsilon)))?;
+        let epsilon = Epsilon::from_value(v.raw("epsilon", d.epsilon.to_value()))?;
         let name = v.name("sparsity", sparsity_name(d.sparsity))?;
         let k = v.usize("n_neighbors", default_k(d))?;
         let default_eta = match d.sparsity {
@@ -320,14 +271,7 @@ pub(crate) fn diffusion_info(v: &mut Vec<(String, String)>, c: &DiffusionCore) {
     let spec = c.spec();
     v.push(("alpha".into(), format!("{:?}", spec.alpha)));
     v.push(("epsilon".into(), format!("{:?}", c.epsilon())));
-    v.push((
-        "epsilon_rule".into(),
-        match spec.epsilon {
-            Epsilon::Median => "median".into(),
-            Epsilon::LogSlope => "log-slope".into(),
-            Epsilon::Value(_) => "given".into(),
-        },
-    ));
+    v.push(("epsilon_rule".into(), spec.epsilon.rule().into()));
     if let Some(d) = c.dimension_estimate() {
         v.push(("dimension_estimate".into(), format!("{d:.3}")));
     }

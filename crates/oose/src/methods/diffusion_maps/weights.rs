@@ -126,26 +126,7 @@ impl DiffusionKernel {
 
     /// ε for the points `x`, and the dimension estimate of the log-slope rule.
     pub(crate) fn resolve_epsilon(&self, x: MatRef<'_, f64>) -> Result<(f64, Option<f64>)> {
-        let coincide = || {
-            Error::param(
-                "epsilon",
-                "the automatic rule found no positive pairwise distance (the points coincide); give ε explicitly",
-            )
-        };
-        match self.epsilon {
-            Epsilon::Value(e) => Ok((e, None)),
-            Epsilon::Median => {
-                let e = bandwidth::median_sq_distance(x);
-                if e > 0.0 && e.is_finite() {
-                    Ok((e, None))
-                } else {
-                    Err(coincide())
-                }
-            }
-            Epsilon::LogSlope => bandwidth::log_slope_epsilon(x)
-                .map(|(e, s)| (e, Some(2.0 * s)))
-                .ok_or_else(coincide),
-        }
+        self.epsilon.resolve(x, false)
     }
 
     /// Weights W of the rows of `x` (validated, ε resolved).
@@ -158,7 +139,7 @@ impl DiffusionKernel {
         let (weights, radii2) = match self.sparsity {
             Sparsity::Dense => {
                 let k = Kernel::Gaussian {
-                    epsilon: Bandwidth::Value(eps),
+                    epsilon: Epsilon::Value(eps),
                 };
                 (Weights::Dense(k.gram(x, Par::rayon(0))), Vec::new())
             }
