@@ -277,3 +277,37 @@ fn foreign_and_newer_files() {
         Err(Error::Model(ModelError::Corrupted(_)))
     ));
 }
+
+#[test]
+fn a_solver_the_matrix_cannot_use_is_refused_by_name() {
+    use oose::model::method::Input;
+    use oose::model::params::{Value, Values};
+    let x = data();
+    // low-rank needs a positive semidefinite kernel; shift-invert a sparse diffusion kernel.
+    for (method, solver, extra) in [
+        ("mds", "low-rank", None),
+        ("isomap", "low-rank", None),
+        ("dmaps", "low-rank", None),
+        ("mds", "shift-invert", None),
+        ("kpca", "shift-invert", None),
+        ("dmaps", "shift-invert", Some(("sparsity", "dense"))),
+    ] {
+        let mut v = Values::new().with("solver", Value::Str(solver.into()));
+        if let Some((name, value)) = extra {
+            v = v.with(name, Value::Str(value.into()));
+        }
+        match Model::fit(method, &v, Input::Points(x.as_ref())) {
+            Err(Error::InvalidParameter { name: "solver", .. }) => {}
+            other => panic!("{method} with {solver}: {:?}", other.map(|m| m.method())),
+        }
+    }
+    // Where the structure is there, the request is honoured.
+    for (method, solver) in [("kpca", "low-rank"), ("dmaps", "shift-invert")] {
+        let v = Values::new().with("solver", Value::Str(solver.into()));
+        let m = Model::fit(method, &v, Input::Points(x.as_ref())).unwrap();
+        assert!(
+            m.info().iter().any(|(k, s)| k == "solver" && s == solver),
+            "{method}"
+        );
+    }
+}

@@ -132,6 +132,8 @@ class ClassicalMDS(_StrategyOption, _Embedding):
         ``dissimilarities`` or ``similarities``; ``transform`` then takes each new
         object's row of the same kind against the N training objects.
     solver : str, default="auto"
+        ``auto``, ``dense`` or ``lanczos`` (``auto``: dense up to 1000 objects, Lanczos
+        above when few components are asked for).
     rank_tolerance : float, default=1e-12
     strategy : str, default="projection"
         ``projection`` (Gower) or ``restricted`` (Trosset–Priebe: moves an object that
@@ -184,6 +186,8 @@ class LandmarkMDS(_StrategyOption, _Embedding):
     random_state : int, default=0
         Seed of the landmark choice.
     solver : str, default="auto"
+        ``auto``, ``dense`` or ``lanczos`` (``auto``: dense up to 1000 objects, Lanczos
+        above when few components are asked for).
     strategy : str, default="projection"
 
     Examples
@@ -226,6 +230,8 @@ class Isomap(_StrategyOption, _Embedding):
     n_components : int, default=2
     n_neighbors : int, default=10
     solver : str, default="auto"
+        ``auto``, ``dense`` or ``lanczos`` (``auto``: dense up to 1000 objects, Lanczos
+        above when few components are asked for).
     largest_component : bool, default=False
         Embed the largest connected component of a disconnected graph (the default
         raises an error naming the component sizes).
@@ -284,6 +290,8 @@ class DiffusionMaps(_Embedding):
     output : str, default="diffusion"
         ``diffusion``, ``standard``, ``weighted`` or ``normalized``.
     solver : str, default="auto"
+        ``auto``, ``dense``, ``lanczos`` or ``shift-invert`` (kNN and threshold graphs;
+        ``auto`` takes it above 1000 points).
     density : str, default="training"
         Density of new points: ``training`` (sample-wise, exact on training points) or
         ``union`` (of X ∪ Z; rows of one ``transform`` call are then coupled).
@@ -400,6 +408,8 @@ class SpectralClustering(
     epsilon, sparsity, n_neighbors, threshold, alpha : see :class:`DiffusionMaps`
         (defaults ``n_neighbors=10``, ``alpha=0.0``).
     solver : str, default="auto"
+        ``auto``, ``dense``, ``lanczos`` or ``shift-invert`` (kNN and threshold graphs;
+        ``auto`` takes it above 1000 points).
     random_state : int, default=0
         Seed of k-means++.
     n_init : int, default=10

@@ -14,7 +14,7 @@ use crate::kernel::distance::row_sq_norms;
 use crate::kernel::params::KERNEL_SPECS;
 use crate::kernel::Kernel;
 use crate::linalg::center::KernelMeans;
-use crate::linalg::eigen::{top_eigen, top_eigen_of_factor, Solver};
+use crate::linalg::eigen::{top_eigen, top_eigen_of_factor, Route, Solver, Structure};
 use crate::linalg::pivoted_cholesky::factorize;
 use crate::methods::mds::Proximity;
 use crate::methods::OutOfSample;
@@ -132,37 +132,25 @@ impl KernelPca {
         } else {
             self.kernel.resolve(x)?
         };
-        let low_rank = match self.solver {
-            Solver::LowRank => {
-                if !precomputed && !kernel.is_positive_definite(x.ncols()) {
-                    return Err(Error::param(
-                        "solver",
-                        format!(
-                            "low-rank needs a positive semidefinite kernel; {} is not one here",
-                            kernel.name()
-                        ),
-                    ));
-                }
-                true
-            }
-            Solver::Auto => !precomputed && kernel.is_positive_definite(x.ncols()),
-            Solver::Dense | Solver::Lanczos => false,
-            Solver::ShiftInvert => {
-                return Err(Error::param(
-                    "solver",
-                    "shift-invert is for sparse diffusion kernels; use auto, dense, lanczos or low-rank",
-                ))
-            }
+        let structure = if precomputed {
+            Structure::Factorable
+        } else if kernel.is_positive_definite(x.ncols()) {
+            Structure::PsdKernel
+        } else {
+            Structure::Plain
         };
+        if self.solver == Solver::LowRank && structure == Structure::Plain {
+            return Err(Error::param(
+                "solver",
+                format!(
+                    "low-rank needs a positive semidefinite kernel; {} is not one here",
+                    kernel.name()
+                ),
+            ));
+        }
+        let (route, _) = self.solver.route(n, d, structure)?;
         let mut fallback_note = None;
-        let fitted = if low_rank {
-            // Under `Auto`, give up once the rank makes the factor dearer than the
-            // N×N route (which then runs from scratch).
-            let max_rank = if self.solver == Solver::Auto {
-                (n / 4).max(d)
-            } else {
-                n
-            };
+        let fitted = if let Route::LowRank { max_rank } = route {
             let f = if precomputed {
                 let diag = (0..n).map(|i| x[(i, i)]).collect();
                 factorize(diag, self.rank_tolerance, max_rank, |p, out| {
@@ -216,10 +204,10 @@ impl KernelPca {
                 if self.centering {
                     means.center(&mut k);
                 }
-                let solver = if self.solver == Solver::LowRank {
-                    Solver::Auto
-                } else {
-                    self.solver
+                // The N×N route: the one requested, or `Auto`'s after the low-rank one.
+                let solver = match route {
+                    Route::LowRank { .. } => Solver::Auto,
+                    r => r.solver(),
                 };
                 let eig = top_eigen(k.as_ref(), d, solver)?;
                 (means, residual, eig)

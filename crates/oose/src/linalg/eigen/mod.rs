@@ -4,9 +4,10 @@
 //!
 //! One file per solver: [`dense`](self) (`dense`), `lanczos` (restarted Lanczos, with
 //! the lower-triangle operator of `lower_symmetric`), `low_rank` (pivoted Cholesky),
-//! `shift_invert` (sparse kernels). The `Auto` choice between them is made here
-//! ([`top_eigen`], [`top_eigen_sparse`]) and, for the kernel-specific low-rank and
-//! shift-invert solvers, by the methods that know the kernel.
+//! `shift_invert` (sparse kernels). The choice between them, `Auto` included, is made in
+//! one place, [`Solver::route`], from the matrix's size, the number of eigenpairs and
+//! what the caller knows of the matrix ([`Structure`]); the same function refuses a
+//! solver the matrix cannot use.
 
 use crate::error::{Error, Result};
 use crate::linalg::cholesky::Cholesky;
@@ -32,10 +33,12 @@ pub use low_rank::top_eigen_of_factor;
 use lower_symmetric::LowerSymmetric;
 pub use shift_invert::{top_eigen_near_one, top_eigen_sparse, SHIFT_INVERT_MAX_FILL};
 
-/// Which eigensolver to use.
+/// Which eigensolver to use ([`Solver::route`] turns the request into a route).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Solver {
-    /// Dense for small matrices or many components, Lanczos otherwise.
+    /// The matrix decides (the one policy of [`Solver::route`]): low-rank for a positive
+    /// definite kernel, shift-invert for a large sparse diffusion kernel, Lanczos for a
+    /// large matrix and few components, the dense solver otherwise.
     #[default]
     Auto,
     /// Full dense self-adjoint eigendecomposition (faer `self_adjoint_eigen`).
@@ -46,10 +49,11 @@ pub enum Solver {
     /// r×r matrix Gᵀ G, where G is the rank-revealing pivoted Cholesky factor (numerical
     /// rank r, relative tolerance `rank_tolerance`). Exact to that tolerance, and only
     /// N·r kernel values are computed. `Auto` takes it for positive definite kernels
-    /// when r ≤ N/4.
+    /// when r ≤ max(N/4, d). Kernel PCA only.
     LowRank,
-    /// Shift-invert Lanczos with a sparse Cholesky factor (sparse diffusion kernels,
-    /// chosen by `Auto` or `Lanczos` above 1000 points; never requested directly).
+    /// Shift-invert Lanczos with a sparse Cholesky factor, for the eigenvalues next to 1
+    /// of a sparse diffusion kernel (`Auto` takes it above 1000 points). Diffusion
+    /// kernels with a kNN or threshold graph only.
     ShiftInvert,
 }
 
@@ -90,6 +94,131 @@ impl Solver {
 /// Matrices at most this large always use the dense solver under `Auto`.
 pub const AUTO_DENSE_MAX: usize = 1000;
 
+/// What the caller knows of the symmetric matrix beyond its size: the input of the one
+/// `Auto` policy, [`Solver::route`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Structure {
+    /// Nothing more: the dense solver or Lanczos.
+    Plain,
+    /// A kernel matrix whose columns can be computed on demand but whose definiteness is
+    /// not known (a precomputed kernel): the low-rank route on request, never under `Auto`.
+    Factorable,
+    /// A positive semidefinite kernel on points, columns on demand: the low-rank route is
+    /// `Auto`'s first choice.
+    PsdKernel,
+    /// A sparse matrix whose wanted eigenvalues lie next to its top eigenvalue 1 (a
+    /// sparse diffusion kernel): shift-invert is `Auto`'s choice above [`AUTO_DENSE_MAX`].
+    SparseNearOne,
+}
+
+/// How the eigenpairs are computed (the result of [`Solver::route`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Full dense decomposition.
+    Dense,
+    /// Restarted Lanczos.
+    Lanczos,
+    /// Pivoted Cholesky up to `max_rank` columns; if the numerical rank is higher, the
+    /// caller falls back to `Solver::Auto.route(n, k, Structure::Plain)`.
+    LowRank {
+        /// Largest factor rank before falling back.
+        max_rank: usize,
+    },
+    /// Shift-invert Lanczos; if the factor is too large or fails, the caller falls back
+    /// to `Solver::Auto.route(n, k, Structure::Plain)`.
+    ShiftInvert,
+}
+
+impl Solver {
+    /// The one solver policy: how `k` eigenpairs of an n×n symmetric matrix of the given
+    /// [`Structure`] are computed, with a note when the route is not the one asked for.
+    ///
+    /// `Auto`: the low-rank route for a positive semidefinite kernel (giving up above rank
+    /// max(N/4, k), where the factor costs more than the N×N route); shift-invert for a
+    /// sparse diffusion kernel above [`AUTO_DENSE_MAX`] points; otherwise Lanczos above
+    /// [`AUTO_DENSE_MAX`] points when its subspace is at most N/4, else the dense solver.
+    /// `Lanczos` and `shift-invert` fall back to the dense solver, with a note, when their
+    /// subspace does not fit. `low-rank` and `shift-invert` on a matrix without the
+    /// structure they need are a typed error naming `solver`.
+    ///
+    /// ```
+    /// use oose::linalg::eigen::{Route, Solver, Structure};
+    /// assert_eq!(Solver::Auto.route(500, 2, Structure::Plain).unwrap().0, Route::Dense);
+    /// assert_eq!(Solver::Auto.route(5000, 2, Structure::Plain).unwrap().0, Route::Lanczos);
+    /// assert_eq!(
+    ///     Solver::Auto.route(5000, 2, Structure::PsdKernel).unwrap().0,
+    ///     Route::LowRank { max_rank: 1250 }
+    /// );
+    /// assert!(Solver::LowRank.route(500, 2, Structure::Plain).is_err());
+    /// ```
+    pub fn route(
+        self,
+        n: usize,
+        k: usize,
+        structure: Structure,
+    ) -> Result<(Route, Option<String>)> {
+        let (_, max_dim) = lanczos_dims(k);
+        let fits = max_dim < n;
+        let large = n > AUTO_DENSE_MAX;
+        let unfit = |what: &str| {
+            Some(format!(
+                "{what} needs a subspace of {max_dim} < n = {n}; used the dense solver"
+            ))
+        };
+        let plain = if large && 4 * max_dim <= n {
+            Route::Lanczos
+        } else {
+            Route::Dense
+        };
+        Ok(match (self, structure) {
+            (Solver::Dense, _) => (Route::Dense, None),
+            (Solver::Lanczos, _) if fits => (Route::Lanczos, None),
+            (Solver::Lanczos, _) => (Route::Dense, unfit("Lanczos")),
+            (Solver::LowRank, Structure::PsdKernel | Structure::Factorable) => {
+                (Route::LowRank { max_rank: n }, None)
+            }
+            (Solver::LowRank, _) => {
+                return Err(Error::param(
+                    "solver",
+                    "low-rank needs a positive semidefinite kernel matrix (kernel PCA with a \
+                     positive definite kernel, or a precomputed one); use auto, dense or lanczos",
+                ))
+            }
+            (Solver::ShiftInvert, Structure::SparseNearOne) if fits => (Route::ShiftInvert, None),
+            (Solver::ShiftInvert, Structure::SparseNearOne) => {
+                (Route::Dense, unfit("shift-invert"))
+            }
+            (Solver::ShiftInvert, _) => {
+                return Err(Error::param(
+                    "solver",
+                    "shift-invert is for sparse diffusion kernels (kNN or threshold); use auto, \
+                     dense or lanczos",
+                ))
+            }
+            (Solver::Auto, Structure::PsdKernel) => (
+                Route::LowRank {
+                    max_rank: (n / 4).max(k),
+                },
+                None,
+            ),
+            (Solver::Auto, Structure::SparseNearOne) if large && fits => (Route::ShiftInvert, None),
+            (Solver::Auto, _) => (plain, None),
+        })
+    }
+}
+
+impl Route {
+    /// The solver this route runs (`Solver::Dense`, `Lanczos`, `LowRank` or `ShiftInvert`).
+    pub fn solver(self) -> Solver {
+        match self {
+            Route::Dense => Solver::Dense,
+            Route::Lanczos => Solver::Lanczos,
+            Route::LowRank { .. } => Solver::LowRank,
+            Route::ShiftInvert => Solver::ShiftInvert,
+        }
+    }
+}
+
 /// `k` eigenpairs, eigenvalues in non-increasing order.
 #[derive(Clone, Debug)]
 pub struct Eigen {
@@ -101,11 +230,6 @@ pub struct Eigen {
     pub solver: Solver,
     /// Why the solver differs from the one requested, if it does.
     pub note: Option<String>,
-}
-
-/// Whether Lanczos for `k` eigenpairs fits in dimension `n` (its subspace is smaller).
-pub fn lanczos_fits(k: usize, n: usize) -> bool {
-    lanczos_dims(k).1 < n
 }
 
 /// Lanczos subspace sizes for `k` wanted eigenpairs.
@@ -143,23 +267,8 @@ pub fn top_eigen(a: MatRef<'_, f64>, k: usize, solver: Solver) -> Result<Eigen> 
             format!("must be between 1 and {n} (the matrix size), got {k}"),
         ));
     }
-    let (_, max_dim) = lanczos_dims(k);
-    let lanczos_possible = max_dim < n;
-    let mut note = None;
-    let use_lanczos = match solver {
-        Solver::Dense | Solver::LowRank => false,
-        Solver::Auto | Solver::ShiftInvert => {
-            lanczos_possible && n > AUTO_DENSE_MAX && 4 * max_dim <= n
-        }
-        Solver::Lanczos => {
-            if !lanczos_possible {
-                note = Some(format!(
-                    "Lanczos needs a subspace of {max_dim} < n = {n}; used the dense solver"
-                ));
-            }
-            lanczos_possible
-        }
-    };
+    let (route, mut note) = solver.route(n, k, Structure::Plain)?;
+    let use_lanczos = route == Route::Lanczos;
     let mut out = if use_lanczos {
         match lanczos(a, k)? {
             Ok(e) => e,
@@ -317,6 +426,72 @@ mod tests {
         assert_eq!(e.solver, Solver::Dense);
         assert!(e.note.is_some());
         assert!((e.values[0] - (1.0 + 299.0 / 300.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn one_policy_routes_every_request() {
+        use Structure::*;
+        let r = |s: Solver, n, k, st| s.route(n, k, st).map(|(r, note)| (r, note.is_some()));
+        // Auto: the size and what is known of the matrix decide.
+        assert_eq!(
+            r(Solver::Auto, 1000, 2, Plain).unwrap(),
+            (Route::Dense, false)
+        );
+        assert_eq!(
+            r(Solver::Auto, 1001, 2, Plain).unwrap(),
+            (Route::Lanczos, false)
+        );
+        // Lanczos under Auto only while its subspace (2·(k + 8) or k + 32) is ≤ N/4.
+        assert_eq!(
+            r(Solver::Auto, 2000, 300, Plain).unwrap(),
+            (Route::Dense, false)
+        );
+        assert_eq!(
+            r(Solver::Auto, 1001, 2, SparseNearOne).unwrap(),
+            (Route::ShiftInvert, false)
+        );
+        assert_eq!(
+            r(Solver::Auto, 1000, 2, SparseNearOne).unwrap(),
+            (Route::Dense, false)
+        );
+        assert_eq!(
+            r(Solver::Auto, 200, 3, PsdKernel).unwrap(),
+            (Route::LowRank { max_rank: 50 }, false)
+        );
+        assert_eq!(
+            r(Solver::Auto, 200, 3, Factorable).unwrap(),
+            (Route::Dense, false)
+        );
+        // Requests: honoured where the matrix allows, with a note where they do not fit.
+        assert_eq!(
+            r(Solver::Lanczos, 100, 2, Plain).unwrap(),
+            (Route::Lanczos, false)
+        );
+        assert_eq!(
+            r(Solver::Lanczos, 40, 2, Plain).unwrap(),
+            (Route::Dense, true)
+        );
+        assert_eq!(
+            r(Solver::ShiftInvert, 40, 2, SparseNearOne).unwrap(),
+            (Route::Dense, true)
+        );
+        assert_eq!(
+            r(Solver::LowRank, 200, 3, Factorable).unwrap(),
+            (Route::LowRank { max_rank: 200 }, false)
+        );
+        // Refused, by name, on a matrix without the structure they need.
+        for (s, st) in [
+            (Solver::LowRank, Plain),
+            (Solver::LowRank, SparseNearOne),
+            (Solver::ShiftInvert, Plain),
+            (Solver::ShiftInvert, PsdKernel),
+        ] {
+            let e = s.route(500, 2, st).unwrap_err();
+            assert!(
+                matches!(e, Error::InvalidParameter { name: "solver", .. }),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -9,8 +9,9 @@ use super::*;
 ///
 /// Lanczos runs on A + ρI with ρ = max_i Σ_j |a_ij| (Gershgorin: A + ρI is positive
 /// semidefinite, so its largest-magnitude eigenvalues are the largest; the shift does
-/// not change the Krylov spaces). `Dense`, or `Auto` for n ≤ [`AUTO_DENSE_MAX`], and a
-/// Lanczos failure, use the dense solver on the densified matrix (with a note).
+/// not change the Krylov spaces). The solver is chosen by [`Solver::route`] for a plain
+/// matrix; the dense route, and a Lanczos failure, use the dense solver on the densified
+/// matrix (the failure with a note).
 pub fn top_eigen_sparse(
     a: &SymCsr,
     k: usize,
@@ -24,13 +25,8 @@ pub fn top_eigen_sparse(
             format!("must be between 1 and {n} (the matrix size), got {k}"),
         ));
     }
-    let (_, max_dim) = lanczos_dims(k);
-    let use_lanczos = match solver {
-        Solver::Dense | Solver::LowRank => false,
-        Solver::Auto | Solver::ShiftInvert => max_dim < n && n > AUTO_DENSE_MAX,
-        Solver::Lanczos => max_dim < n,
-    };
-    let mut note = None;
+    let (route, mut note) = solver.route(n, k, Structure::Plain)?;
+    let use_lanczos = route == Route::Lanczos;
     let mut out = if use_lanczos {
         // Gershgorin bound on ||A||, plus 1 for the deflated rank-one term.
         let rho = (0..n)
@@ -50,11 +46,6 @@ pub fn top_eigen_sparse(
             }
         }
     } else {
-        if solver == Solver::Lanczos {
-            note = Some(format!(
-                "Lanczos needs a subspace of {max_dim} < n = {n}; used the dense solver"
-            ));
-        }
         dense(densify(a, deflate).as_ref(), k)?
     };
     apply_sign_rule(out.vectors.as_mut());

@@ -104,29 +104,26 @@ impl DiffusionCore {
                 (e, n * n)
             }
             Weights::Sparse(k) => {
-                let shift_invert = match solver {
-                    Solver::Auto => n > AUTO_DENSE_MAX,
-                    Solver::ShiftInvert => true,
-                    _ => false,
-                };
-                let si = if shift_invert && lanczos_fits(m - 1, n) {
-                    top_eigen_near_one(k, m - 1, &psi0, SHIFT_INVERT_SIGMA)
-                } else {
-                    None
-                };
-                let e = match si {
-                    Some(e) => e,
-                    None => {
-                        let mut e = top_eigen_sparse(k, m - 1, solver, Some(&psi0))?;
-                        if shift_invert && e.note.is_none() {
-                            e.note = Some(
-                                "shift-invert was not used (factor too large or failed); plain Lanczos"
-                                    .into(),
-                            );
+                let (route, note) = solver.route(n, m - 1, Structure::SparseNearOne)?;
+                let mut e = match route {
+                    Route::ShiftInvert => {
+                        match top_eigen_near_one(k, m - 1, &psi0, SHIFT_INVERT_SIGMA) {
+                            Some(e) => e,
+                            None => {
+                                let mut e = top_eigen_sparse(k, m - 1, Solver::Auto, Some(&psi0))?;
+                                e.note.get_or_insert(format!(
+                                    "shift-invert was not used (factor too large or failed); used {}",
+                                    e.solver.name()
+                                ));
+                                e
+                            }
                         }
-                        e
                     }
+                    r => top_eigen_sparse(k, m - 1, r.solver(), Some(&psi0))?,
                 };
+                if e.note.is_none() {
+                    e.note = note;
+                }
                 (e, k.nnz())
             }
         };

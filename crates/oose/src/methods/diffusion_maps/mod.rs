@@ -19,7 +19,7 @@ use crate::kernel::distance::row_sq_norms;
 pub use crate::kernel::Epsilon;
 use crate::kernel::{fast_exp, Kernel};
 use crate::linalg::eigen::{
-    lanczos_fits, top_eigen, top_eigen_near_one, top_eigen_sparse, Eigen, Solver, AUTO_DENSE_MAX,
+    top_eigen, top_eigen_near_one, top_eigen_sparse, Eigen, Route, Solver, Structure,
 };
 
 /// σ of the shift-invert eigensolver: Lanczos runs on ((1 + σ)I − k)⁻¹.

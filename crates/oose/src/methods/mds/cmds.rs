@@ -60,11 +60,6 @@ impl Cmds {
         let means = KernelMeans::of(&gamma);
         means.center(&mut gamma);
         let mut b = gamma;
-        let solver = if solver == Solver::LowRank {
-            Solver::Auto
-        } else {
-            solver
-        };
         let eig = top_eigen(b.as_ref(), d, solver)?;
         let top = eig.values[0].max(0.0);
         let floor = tol * top;
