@@ -37,14 +37,33 @@ mod validate;
 pub use error::{Error, ModelError, Result};
 pub use faer;
 
-/// The names most programs need.
+/// The names most programs need: every method's parameter struct (its `fit` gives the
+/// fitted model), the contract ([`OutOfSample`](crate::methods::OutOfSample): `extend`,
+/// `embedding`), the type-erased [`Model`](crate::model::Model) with its options, and the
+/// vocabulary the parameters use.
+///
+/// ```
+/// use oose::prelude::*;
+/// let x = oose::datasets::swiss_roll(300, 0.05, false, 0).points;
+/// let model = DiffusionMaps::default().fit(x.as_ref()).unwrap();
+/// assert_eq!(model.extend(x.as_ref().subrows(0, 5)).unwrap().coordinates.nrows(), 5);
+/// ```
 pub mod prelude {
     pub use crate::error::{Error, Result};
-    pub use crate::extend::Extension;
+    pub use crate::extend::{Extension, Strategy};
     pub use crate::kernel::{Epsilon, Kernel};
     pub use crate::linalg::eigen::Solver;
+    pub use crate::methods::diffusion_maps::{
+        Density, DiffusionKernel, DiffusionMaps, FittedDiffusionMaps, FittedEigenmaps,
+        LaplacianEigenmaps, OnIsolated, Sparsity,
+    };
+    pub use crate::methods::interpolate::{FittedInterpolator, Interpolator};
+    pub use crate::methods::isomap::{FittedIsomap, Isomap};
     pub use crate::methods::kernel_pca::{FittedKernelPca, KernelPca};
+    pub use crate::methods::landmark_mds::{FittedLandmarkMds, LandmarkMds, Landmarks};
+    pub use crate::methods::mds::{ClassicalMds, FittedMds, Proximity};
     pub use crate::methods::pca::{FittedPca, Pca};
+    pub use crate::methods::spectral_clustering::{FittedSpectralClustering, SpectralClustering};
     pub use crate::methods::OutOfSample;
-    pub use crate::model::Model;
+    pub use crate::model::{ExtendOptions, Input, Model};
 }

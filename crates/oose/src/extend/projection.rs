@@ -4,7 +4,7 @@
 //! y = P kz + (grand − mean(kz)) · 1ᵀP − (row means)ᵀP, P = U_d Λ_d^{−1/2}.
 
 use crate::linalg::center::KernelMeans;
-use crate::model::stored::StoredMat;
+use crate::linalg::stored::StoredMat;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};

@@ -16,7 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::extend::{Column, Strategy};
-use faer::Mat;
+use faer::{Mat, MatRef};
 
 /// Applies `strategy` to projections `y` (m×d, replaced in place by the restricted
 /// reconstructions when asked) of objects with centred self-similarities `beta` and
@@ -215,6 +215,39 @@ pub fn restricted(eigenvalues: &[f64], y_hat: &[f64], beta: f64) -> Restricted {
         y: arc_point(eigenvalues, y_hat, mu),
         lambda: mu,
         unique: true,
+    }
+}
+
+/// The arc of every row of a batch: `(row, λ, y)` for `steps + 1` points per row, row p
+/// from its projection `y[p, ..]` and its centred inner product with itself `beta[p]`.
+/// What every inner-product method's `arc` returns.
+pub(crate) fn arcs(
+    eigenvalues: &[f64],
+    y: MatRef<'_, f64>,
+    beta: impl Fn(usize) -> f64,
+    steps: usize,
+) -> Vec<(usize, f64, Vec<f64>)> {
+    let mut out = Vec::new();
+    for p in 0..y.nrows() {
+        let yh: Vec<f64> = (0..y.ncols()).map(|j| y[(p, j)]).collect();
+        for (l, v) in arc(eigenvalues, &yh, beta(p), steps) {
+            out.push((p, l, v));
+        }
+    }
+    out
+}
+
+/// The centred inner products among k new objects, from their mutual (uncentred) inner
+/// products `mutual` (k×k, symmetrised here), their mean inner products with the
+/// training objects `row_means` and the training grand mean:
+/// β_pq = ½(m_pq + m_qp) − m̄_p − m̄_q + m̄ (maths §5). `None`: uncentred (β = the
+/// symmetrised `mutual`). What every inner-product method's joint reconstruction needs.
+pub(crate) fn centred_mutual(mutual: MatRef<'_, f64>, centring: Option<(&[f64], f64)>) -> Mat<f64> {
+    let k = mutual.nrows();
+    let sym = |p: usize, q: usize| 0.5 * (mutual[(p, q)] + mutual[(q, p)]);
+    match centring {
+        Some((mz, grand)) => Mat::from_fn(k, k, |p, q| sym(p, q) - mz[p] - mz[q] + grand),
+        None => Mat::from_fn(k, k, sym),
     }
 }
 

@@ -6,7 +6,7 @@
 
 pub mod bandwidth;
 pub mod distance;
-pub mod fast_exp;
+pub(crate) mod fast_exp;
 pub mod params;
 
 use crate::error::{Error, Result};

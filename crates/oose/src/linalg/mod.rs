@@ -1,5 +1,6 @@
 //! Linear algebra shared by the methods: the eigensolver with the sign rule (maths §3),
-//! pivoted Cholesky for the residual kernel (maths §4), centring, Procrustes (maths §9).
+//! pivoted Cholesky for the residual kernel (maths §4), centring, Procrustes (maths §9),
+//! and the column-major matrix model files hold (`stored`).
 
 /// `impl LinOp<f64>` for a symmetric operator (it is its own conjugate transpose, so
 /// `apply` and `conj_apply` are both the product) of dimension `$n`, given by
@@ -52,7 +53,8 @@ macro_rules! symmetric_lin_op {
 pub mod center;
 pub(crate) mod cholesky;
 pub mod eigen;
-pub mod pivoted_cholesky;
+pub(crate) mod pivoted_cholesky;
 pub mod procrustes;
 pub(crate) mod simd;
-pub mod sparse;
+pub(crate) mod sparse;
+pub(crate) mod stored;

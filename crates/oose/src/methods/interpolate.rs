@@ -12,13 +12,13 @@ use crate::kernel::distance::row_sq_norms;
 use crate::kernel::params::KERNEL_SPECS;
 use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::pivoted_cholesky;
+use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, Configuration, ExtendOptions, Fitted, Input, InputKinds, Method,
 };
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, RANK_TOLERANCE};
-use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatRef, Par, Side};

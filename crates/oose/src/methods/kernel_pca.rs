@@ -16,6 +16,7 @@ use crate::kernel::Kernel;
 use crate::linalg::center::KernelMeans;
 use crate::linalg::eigen::{top_eigen, top_eigen_of_factor, Route, Solver, Structure};
 use crate::linalg::pivoted_cholesky::factorize;
+use crate::linalg::stored::StoredMat;
 use crate::methods::mds::Proximity;
 use crate::methods::OutOfSample;
 use crate::model::method::{
@@ -23,7 +24,6 @@ use crate::model::method::{
 };
 use crate::model::params::{join, Kind, ParamSpec, Value, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
-use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
@@ -354,10 +354,7 @@ impl FittedKernelPca {
             &self.eigenvalues,
             y.as_ref(),
         );
-        let beta = match means {
-            Some(mn) => Mat::from_fn(k, k, |p, q| kk[(p, q)] - mz[p] - mz[q] + mn.grand),
-            None => kk,
-        };
+        let beta = restricted::centred_mutual(kk.as_ref(), means.map(|mn| (&mz[..], mn.grand)));
         Ok((y, beta, rho))
     }
 
@@ -372,14 +369,12 @@ impl FittedKernelPca {
     /// each new point: `(point, λ, y)`.
     pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
         let (y, beta, _) = self.restricted_inputs(new)?;
-        let mut out = Vec::new();
-        for p in 0..y.nrows() {
-            let yh: Vec<f64> = (0..y.ncols()).map(|j| y[(p, j)]).collect();
-            for (l, v) in restricted::arc(&self.eigenvalues, &yh, beta[(p, p)], steps) {
-                out.push((p, l, v));
-            }
-        }
-        Ok(out)
+        Ok(restricted::arcs(
+            &self.eigenvalues,
+            y.as_ref(),
+            |p| beta[(p, p)],
+            steps,
+        ))
     }
 
     fn extend_points(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {

@@ -9,11 +9,11 @@
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::eigen::apply_sign_rule;
+use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{no_such_option, points_only, ExtendOptions, Fitted, Input, Method};
 use crate::model::params::ParamSpec;
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
-use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par, Side};

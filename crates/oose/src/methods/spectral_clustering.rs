@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::extend::{Column, Extension};
 use crate::linalg::eigen::Solver;
+use crate::linalg::stored::StoredMat;
 use crate::methods::diffusion_maps::params::{
     diffusion_info, fit_time_policy, KERNEL, ON_ISOLATED,
 };
@@ -19,7 +20,6 @@ use crate::model::method::{
 };
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, SEED, SOLVER};
-use crate::model::stored::StoredMat;
 use crate::rng::Rng;
 
 use faer::{Mat, MatRef};

@@ -7,7 +7,6 @@
 pub mod method;
 pub mod params;
 pub(crate) mod specs;
-pub mod stored;
 
 pub use method::{Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
 

@@ -3,7 +3,7 @@
 //! kNN is exact: a kd-tree (kiddo) for dimension ≤ 16, brute force on blocks of GEMM
 //! distances above (rows of queries × all points, 4 MiB blocks, parallel over blocks).
 
-pub mod balls;
+pub(crate) mod balls;
 pub mod kdtree;
 
 use crate::kernel::distance::{row_sq_norms, sq_distances};

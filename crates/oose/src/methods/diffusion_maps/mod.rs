@@ -26,8 +26,8 @@ use crate::linalg::eigen::{
 const SHIFT_INVERT_SIGMA: f64 = 1e-4;
 use crate::linalg::pivoted_cholesky::factorize;
 use crate::linalg::sparse::SymCsr;
+use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
-use crate::model::stored::StoredMat;
 use crate::neighbors::balls::{locality_groups, PointIndex, Scratch};
 use crate::validate;
 use faer::{Mat, MatRef, Par};
@@ -40,7 +40,7 @@ mod eigenmaps;
 mod extend;
 mod maps;
 pub mod params;
-pub mod weights;
+pub(crate) mod weights;
 
 pub use self::core::DiffusionCore;
 pub use crate::methods::spectral_clustering::{FittedSpectralClustering, SpectralClustering};

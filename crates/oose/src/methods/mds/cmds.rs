@@ -232,10 +232,7 @@ impl Cmds {
         let mz: Vec<f64> = (0..k)
             .map(|p| (0..self.n_train).map(|i| rows[(p, i)]).sum::<f64>() / n)
             .collect();
-        let g = self.means.grand;
-        let beta = Mat::from_fn(k, k, |p, q| {
-            0.5 * (mutual[(p, q)] + mutual[(q, p)]) - mz[p] - mz[q] + g
-        });
+        let beta = restricted::centred_mutual(mutual, Some((&mz, self.means.grand)));
         restricted_joint(&self.eigenvalues, &y, &beta, &rho)
     }
 
@@ -254,14 +251,12 @@ impl Cmds {
             ));
         }
         let (y, beta, _, _) = self.project(rows, self_sim, false);
-        let mut out = Vec::new();
-        for i in 0..rows.nrows() {
-            let yh: Vec<f64> = (0..y.ncols()).map(|j| y[(i, j)]).collect();
-            for (l, p) in restricted::arc(&self.eigenvalues, &yh, beta[i], steps) {
-                out.push((i, l, p));
-            }
-        }
-        Ok(out)
+        Ok(restricted::arcs(
+            &self.eigenvalues,
+            y.as_ref(),
+            |p| beta[p],
+            steps,
+        ))
     }
 
     pub(crate) fn is_consistent(&self) -> bool {

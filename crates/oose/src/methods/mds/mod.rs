@@ -18,13 +18,13 @@ use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::{row_sq_norms, sq_distances};
 use crate::linalg::center::KernelMeans;
 use crate::linalg::eigen::{top_eigen, Solver};
+use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method,
 };
 use crate::model::params::{ParamSpec, Values};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
-use crate::model::stored::StoredMat;
 use crate::validate;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};

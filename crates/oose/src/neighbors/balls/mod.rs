@@ -362,12 +362,14 @@ impl PointIndex {
 
     /// The indices of the points in an order that keeps near points together (the
     /// tree's): querying in this order reuses the cache.
+    #[cfg(test)]
     pub fn spatial_order(&self) -> &[u32] {
         &self.ids
     }
 
     /// The k-th smallest exact squared distance from `q` to the indexed points
     /// (1 ≤ k ≤ len; a query that is one of the points counts itself at distance 0).
+    #[cfg(test)]
     pub fn kth_sq_dist(&self, q: &[f64], k: usize, s: &mut Scratch) -> f64 {
         self.nearest(q, k, false, s)
     }

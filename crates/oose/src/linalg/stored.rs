@@ -1,6 +1,6 @@
 //! A dense matrix as stored in model files (column-major data plus its shape).
 
-use faer::{Mat, MatRef};
+use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 /// Column-major matrix with its shape; what model payloads hold.
@@ -36,11 +36,6 @@ impl StoredMat {
     /// A view (no copy).
     pub fn view(&self) -> MatRef<'_, f64> {
         MatRef::from_column_major_slice(&self.data, self.nrows, self.ncols)
-    }
-
-    /// An owned copy.
-    pub fn to_mat(&self) -> Mat<f64> {
-        self.view().to_owned()
     }
 
     /// Number of rows.
