@@ -31,6 +31,7 @@ use dense::dense;
 use lanczos::{lanczos, lanczos_operator};
 pub use low_rank::top_eigen_of_factor;
 use lower_symmetric::LowerSymmetric;
+pub(crate) use shift_invert::{top_eigen_below_top, Symmetric};
 pub use shift_invert::{top_eigen_near_one, top_eigen_sparse, SHIFT_INVERT_MAX_FILL};
 
 /// Which eigensolver to use ([`Solver::route`] turns the request into a route).

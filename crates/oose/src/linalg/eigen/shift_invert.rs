@@ -206,3 +206,67 @@ pub(super) fn densify(a: &SymCsr, deflate: Option<&[f64]>) -> Mat<f64> {
     }
     m
 }
+
+/// σ of the shift-invert route of [`top_eigen_below_top`]: Lanczos runs on
+/// ((1 + σ)I − A)⁻¹.
+const SHIFT_INVERT_SIGMA: f64 = 1e-4;
+
+/// A symmetric matrix, dense (modified in place and restored) or sparse.
+pub(crate) enum Symmetric<'a> {
+    /// N×N, both triangles.
+    Dense(&'a mut Mat<f64>),
+    /// Sparse symmetric.
+    Sparse(&'a SymCsr),
+}
+
+/// The `k` largest eigenpairs of a symmetric `a` whose spectrum lies in [−1, 1] with its
+/// top eigenvalue 1 attained by the unit vector `top`, `top` excluded: the eigenpairs of
+/// A − top topᵀ, by the route [`Solver::route`] gives a matrix next to one (dense: the
+/// deflated matrix in place, restored after; sparse: shift-invert, falling back to
+/// Lanczos on the deflated operator). Diffusion kernels (ψ₀) and the LLE family
+/// (I − M/ρ and the constant vector) share it.
+pub(crate) fn top_eigen_below_top(
+    a: Symmetric<'_>,
+    k: usize,
+    top: &[f64],
+    solver: Solver,
+) -> Result<Eigen> {
+    match a {
+        Symmetric::Dense(a) => {
+            let n = a.nrows();
+            for j in 0..n {
+                for i in 0..n {
+                    a[(i, j)] -= top[i] * top[j];
+                }
+            }
+            let e = super::top_eigen(a.as_ref(), k, solver);
+            for j in 0..n {
+                for i in 0..n {
+                    a[(i, j)] += top[i] * top[j];
+                }
+            }
+            e
+        }
+        Symmetric::Sparse(a) => {
+            let (route, note) = solver.route(a.n(), k, Structure::SparseNearOne)?;
+            let mut e = match route {
+                Route::ShiftInvert => match top_eigen_near_one(a, k, top, SHIFT_INVERT_SIGMA) {
+                    Some(e) => e,
+                    None => {
+                        let mut e = top_eigen_sparse(a, k, Solver::Auto, Some(top))?;
+                        e.note.get_or_insert(format!(
+                            "shift-invert was not used (factor too large or failed); used {}",
+                            e.solver.name()
+                        ));
+                        e
+                    }
+                },
+                r => top_eigen_sparse(a, k, r.solver(), Some(top))?,
+            };
+            if e.note.is_none() {
+                e.note = note;
+            }
+            Ok(e)
+        }
+    }
+}

@@ -88,44 +88,15 @@ impl DiffusionCore {
         // clusters).
         let sum_degree: f64 = nk.degree.iter().sum();
         let psi0: Vec<f64> = nk.degree.iter().map(|d| (d / sum_degree).sqrt()).collect();
-        let (eig, nnz): (Eigen, usize) = match &mut nk.kernel {
-            Weights::Dense(k) => {
-                for j in 0..n {
-                    for i in 0..n {
-                        k[(i, j)] -= psi0[i] * psi0[j];
-                    }
-                }
-                let e = top_eigen(k.as_ref(), m - 1, solver)?;
-                for j in 0..n {
-                    for i in 0..n {
-                        k[(i, j)] += psi0[i] * psi0[j];
-                    }
-                }
-                (e, n * n)
-            }
-            Weights::Sparse(k) => {
-                let (route, note) = solver.route(n, m - 1, Structure::SparseNearOne)?;
-                let mut e = match route {
-                    Route::ShiftInvert => {
-                        match top_eigen_near_one(k, m - 1, &psi0, SHIFT_INVERT_SIGMA) {
-                            Some(e) => e,
-                            None => {
-                                let mut e = top_eigen_sparse(k, m - 1, Solver::Auto, Some(&psi0))?;
-                                e.note.get_or_insert(format!(
-                                    "shift-invert was not used (factor too large or failed); used {}",
-                                    e.solver.name()
-                                ));
-                                e
-                            }
-                        }
-                    }
-                    r => top_eigen_sparse(k, m - 1, r.solver(), Some(&psi0))?,
-                };
-                if e.note.is_none() {
-                    e.note = note;
-                }
-                (e, k.nnz())
-            }
+        let (eig, nnz) = match &mut nk.kernel {
+            Weights::Dense(k) => (
+                top_eigen_below_top(Symmetric::Dense(k), m - 1, &psi0, solver)?,
+                n * n,
+            ),
+            Weights::Sparse(k) => (
+                top_eigen_below_top(Symmetric::Sparse(k), m - 1, &psi0, solver)?,
+                k.nnz(),
+            ),
         };
         if eig.values[0] >= 1.0 - 1e-12 {
             return Err(Error::Eigensolver(format!(

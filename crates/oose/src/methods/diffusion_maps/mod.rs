@@ -18,12 +18,8 @@ use crate::kernel::distance::row_sq_norms;
 /// The one ε type of the crate, re-exported where the diffusion kernel is built.
 pub use crate::kernel::Epsilon;
 use crate::kernel::{fast_exp, Kernel};
-use crate::linalg::eigen::{
-    top_eigen, top_eigen_near_one, top_eigen_sparse, Eigen, Route, Solver, Structure,
-};
+use crate::linalg::eigen::{top_eigen_below_top, Solver, Symmetric};
 
-/// σ of the shift-invert eigensolver: Lanczos runs on ((1 + σ)I − k)⁻¹.
-const SHIFT_INVERT_SIGMA: f64 = 1e-4;
 use crate::linalg::pivoted_cholesky::factorize;
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
