@@ -40,6 +40,7 @@ CASES = [
         oose.SpectralClustering(n_clusters=3, n_neighbors=10),
         ["spectral-clustering", "--clusters", 3, "--knn", 10],
     ),
+    (oose.LocallyLinearEmbedding(n_neighbors=10), ["lle", "--knn", 10]),
 ]
 IDS = [type(e).__name__ + str(i) for i, (e, _) in enumerate(CASES)]
 

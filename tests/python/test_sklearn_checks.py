@@ -67,6 +67,7 @@ ESTIMATORS = [
     oose.SpectralClustering(n_neighbors=5),
     oose.KernelInterpolator(),
     oose.KernelInterpolator(kernel="thin_plate"),
+    oose.LocallyLinearEmbedding(),
 ]
 
 

@@ -19,6 +19,7 @@ use oose::methods::interpolate::Interpolator;
 use oose::methods::isomap::Isomap;
 use oose::methods::kernel_pca::KernelPca;
 use oose::methods::landmark_mds::{LandmarkMds, Landmarks};
+use oose::methods::lle::LocallyLinearEmbedding;
 use oose::methods::mds::{ClassicalMds, Proximity};
 use oose::methods::pca::Pca;
 use oose::methods::spectral_clustering::SpectralClustering;
@@ -444,6 +445,19 @@ fn fixtures() -> Vec<Fixture> {
         fix(
             "interpolate-geometric-harmonics",
             fx(gauss(2.0), 0.0, Some(1e-8)),
+            z,
+            false,
+        ),
+        // Added with the method (0.5.0), by the code of its first commit.
+        fix(
+            "lle",
+            LocallyLinearEmbedding {
+                n_neighbors: 8,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
             z,
             false,
         ),

@@ -6,7 +6,8 @@ represents it (``transform(X, return_diagnostics=True)``: the residual k₀(z, z
 squared power function). scikit-learn estimators over the Rust core:
 
 - :class:`KernelPCA`, :class:`ClassicalMDS`, :class:`LandmarkMDS`, :class:`Isomap`,
-  :class:`DiffusionMaps`, :class:`LaplacianEigenmaps` (transformers),
+  :class:`DiffusionMaps`, :class:`LaplacianEigenmaps`, :class:`LocallyLinearEmbedding`
+  (transformers),
 - :class:`SpectralClustering` (``predict`` for new points),
 - :class:`KernelInterpolator` (``predict``, with the power function).
 
@@ -25,6 +26,7 @@ from ._estimators import (
     KernelPCA,
     LandmarkMDS,
     LaplacianEigenmaps,
+    LocallyLinearEmbedding,
     SpectralClustering,
 )
 
@@ -39,6 +41,7 @@ _ESTIMATORS = (
     LaplacianEigenmaps,
     SpectralClustering,
     KernelInterpolator,
+    LocallyLinearEmbedding,
 )
 _BY_METHOD = {cls._method: cls for cls in _ESTIMATORS}
 
@@ -64,6 +67,7 @@ __all__ = [
     "KernelPCA",
     "LandmarkMDS",
     "LaplacianEigenmaps",
+    "LocallyLinearEmbedding",
     "OoseEstimator",
     "SpectralClustering",
     "datasets",

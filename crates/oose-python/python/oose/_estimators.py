@@ -396,6 +396,66 @@ class LaplacianEigenmaps(_Embedding):
         self.laplacian_eigenvalues_ = 1.0 - self.eigenvalues_
 
 
+class LocallyLinearEmbedding(_Embedding):
+    """Locally linear embedding (standard LLE, maths §11), a drop-in for
+    scikit-learn's ``LocallyLinearEmbedding(method="standard")`` with its parameter
+    names; ``transform`` places new points by their barycentric weights from the
+    ``n_neighbors`` nearest training points (scikit-learn's ``transform``).
+
+    The extension is sample-wise but not exact on training points: a training point is
+    its own nearest neighbour and the regularisation spreads a little of its weight over
+    the others (maths §11 gives the measured deviation). ``transform(X,
+    return_diagnostics=True)`` gives ``reconstruction_error`` per point: the scale-free
+    ||z − Σ wⱼ xⱼ||² over the mean squared distance to the neighbours (0 when z is an
+    affine combination of its neighbours; large for points the training set does not
+    represent). ``residual`` is NaN (LLE has no kernel).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    n_neighbors : int, default=5
+        Neighbours of each point, itself not counted.
+    reg : float, default=1e-3
+        Regularisation of the local Gram matrix G: G + reg·tr(G)·I.
+    solver : str, default="auto"
+        ``auto``, ``dense``, ``lanczos`` or ``shift-invert`` (``auto``: dense up to 1000
+        points, shift-invert above) for the bottom eigenvectors of M.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n_samples, n_components)
+        The bottom eigenvectors 1..d of M = (I − W)ᵀ(I − W) (unit norm, sign rule of
+        maths §3).
+    reconstruction_error_ : float
+        Sum of their eigenvalues (scikit-learn's ``reconstruction_error_``).
+    m_eigenvalues_ : ndarray of shape (n_components,)
+        The eigenvalues of M of the embedding's columns, smallest first.
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.swiss_roll(600, random_state=0)
+    >>> est = oose.LocallyLinearEmbedding(n_neighbors=10).fit(X[:500])
+    >>> est.transform(X[500:]).shape
+    (100, 2)
+    """
+
+    _method = "lle"
+
+    def __init__(self, n_components=2, *, n_neighbors=5, reg=1e-3, solver="auto"):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.reg = reg
+        self.solver = solver
+
+    def _fitted(self, model):
+        super()._fitted(model)
+        self.m_eigenvalues_ = np.array(
+            [float(v) for v in self.info_["m_eigenvalues"].split(",")]
+        )
+        self.reconstruction_error_ = float(self.info_["reconstruction_error"])
+
+
 class SpectralClustering(
     OoseTransformerMixin, TransformerMixin, ClusterMixin, OoseEstimator
 ):

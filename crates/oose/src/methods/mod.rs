@@ -6,6 +6,7 @@ pub mod interpolate;
 pub mod isomap;
 pub mod kernel_pca;
 pub mod landmark_mds;
+pub mod lle;
 pub mod mds;
 pub mod pca;
 pub mod spectral_clustering;

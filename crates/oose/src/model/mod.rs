@@ -95,6 +95,8 @@ registry! {
     SpectralClustering(FittedSpectralClustering) = SpectralClustering;
     /// Kernel interpolation of values on the training points.
     Interpolate(FittedInterpolator) = Interpolator;
+    /// Locally linear embedding.
+    Lle(crate::methods::lle::FittedLle) = crate::methods::lle::LocallyLinearEmbedding;
 }
 
 /// A registered method, type-erased: what interfaces build their commands from.

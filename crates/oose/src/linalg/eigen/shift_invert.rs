@@ -207,10 +207,6 @@ pub(super) fn densify(a: &SymCsr, deflate: Option<&[f64]>) -> Mat<f64> {
     m
 }
 
-/// σ of the shift-invert route of [`top_eigen_below_top`]: Lanczos runs on
-/// ((1 + σ)I − A)⁻¹.
-const SHIFT_INVERT_SIGMA: f64 = 1e-4;
-
 /// A symmetric matrix, dense (modified in place and restored) or sparse.
 pub(crate) enum Symmetric<'a> {
     /// N×N, both triangles.
@@ -224,12 +220,15 @@ pub(crate) enum Symmetric<'a> {
 /// A − top topᵀ, by the route [`Solver::route`] gives a matrix next to one (dense: the
 /// deflated matrix in place, restored after; sparse: shift-invert, falling back to
 /// Lanczos on the deflated operator). Diffusion kernels (ψ₀) and the LLE family
-/// (I − M/ρ and the constant vector) share it.
+/// (I − M/ρ and the constant vector) share it. `sigma`: the shift-invert route runs
+/// Lanczos on ((1 + σ)I − A)⁻¹, which separates the eigenvalues within about σ of 1
+/// from the rest; σ should be at most the distance from 1 of the wanted eigenvalues.
 pub(crate) fn top_eigen_below_top(
     a: Symmetric<'_>,
     k: usize,
     top: &[f64],
     solver: Solver,
+    sigma: f64,
 ) -> Result<Eigen> {
     match a {
         Symmetric::Dense(a) => {
@@ -250,7 +249,7 @@ pub(crate) fn top_eigen_below_top(
         Symmetric::Sparse(a) => {
             let (route, note) = solver.route(a.n(), k, Structure::SparseNearOne)?;
             let mut e = match route {
-                Route::ShiftInvert => match top_eigen_near_one(a, k, top, SHIFT_INVERT_SIGMA) {
+                Route::ShiftInvert => match top_eigen_near_one(a, k, top, sigma) {
                     Some(e) => e,
                     None => {
                         let mut e = top_eigen_sparse(a, k, Solver::Auto, Some(top))?;

@@ -90,11 +90,23 @@ impl DiffusionCore {
         let psi0: Vec<f64> = nk.degree.iter().map(|d| (d / sum_degree).sqrt()).collect();
         let (eig, nnz) = match &mut nk.kernel {
             Weights::Dense(k) => (
-                top_eigen_below_top(Symmetric::Dense(k), m - 1, &psi0, solver)?,
+                top_eigen_below_top(
+                    Symmetric::Dense(k),
+                    m - 1,
+                    &psi0,
+                    solver,
+                    SHIFT_INVERT_SIGMA,
+                )?,
                 n * n,
             ),
             Weights::Sparse(k) => (
-                top_eigen_below_top(Symmetric::Sparse(k), m - 1, &psi0, solver)?,
+                top_eigen_below_top(
+                    Symmetric::Sparse(k),
+                    m - 1,
+                    &psi0,
+                    solver,
+                    SHIFT_INVERT_SIGMA,
+                )?,
                 k.nnz(),
             ),
         };

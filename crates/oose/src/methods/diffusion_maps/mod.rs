@@ -17,6 +17,10 @@ use crate::extend::{by_chunks, Column, Extension};
 use crate::kernel::distance::row_sq_norms;
 /// The one ε type of the crate, re-exported where the diffusion kernel is built.
 pub use crate::kernel::Epsilon;
+
+/// σ of the shift-invert eigensolver: Lanczos runs on ((1 + σ)I − k)⁻¹ (the wanted
+/// eigenvalues of a diffusion kernel lie 1e-3 to 1e-1 below 1).
+const SHIFT_INVERT_SIGMA: f64 = 1e-4;
 use crate::kernel::{fast_exp, Kernel};
 use crate::linalg::eigen::{top_eigen_below_top, Solver, Symmetric};
 

@@ -1,0 +1,169 @@
+//! Locally linear embedding: the eigenproblem, the extension's deviation on training
+//! points (documented in maths §11), the solvers' agreement, and bad input.
+
+use oose::faer::Mat;
+use oose::linalg::eigen::Solver;
+use oose::methods::lle::LocallyLinearEmbedding;
+use oose::methods::OutOfSample;
+use oose::prelude::Error;
+
+fn roll(n: usize, seed: u64) -> Mat<f64> {
+    oose::datasets::swiss_roll(n, 0.05, false, seed).points
+}
+
+#[test]
+fn embedding_is_orthonormal_and_orthogonal_to_the_constant() {
+    let x = roll(600, 1);
+    let m = LocallyLinearEmbedding {
+        n_neighbors: 10,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let y = m.embedding();
+    let g = y.transpose() * y;
+    for a in 0..2 {
+        for b in 0..2 {
+            let want = if a == b { 1.0 } else { 0.0 };
+            assert!((g[(a, b)] - want).abs() < 1e-10, "{a},{b}: {}", g[(a, b)]);
+        }
+        let mean: f64 = (0..600).map(|i| y[(i, a)]).sum::<f64>() / 600.0;
+        assert!(mean.abs() < 1e-10, "column {a} mean {mean}");
+    }
+    let ev = m.m_eigenvalues();
+    assert!(ev[0] > 0.0 && ev[0] <= ev[1], "{ev:?}");
+    assert_eq!(m.reconstruction_error(), ev[0] + ev[1]);
+}
+
+#[test]
+fn extension_of_training_points_deviates_by_a_small_measured_amount() {
+    // Not exact (maths §11): a training point is its own nearest neighbour and the
+    // regularisation spreads some weight over the others. Measured on this roll: the
+    // median deviation is about 1e-4 of the embedding's scale, the largest about 1e-2.
+    let x = roll(800, 2);
+    let m = LocallyLinearEmbedding {
+        n_neighbors: 10,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let e = m.extend(x.as_ref()).unwrap();
+    let y = m.embedding();
+    let scale = y.norm_max();
+    let mut dev: Vec<f64> = (0..800)
+        .map(|i| {
+            (0..2)
+                .map(|j| (e.coordinates[(i, j)] - y[(i, j)]).abs())
+                .fold(0.0, f64::max)
+                / scale
+        })
+        .collect();
+    dev.sort_by(f64::total_cmp);
+    let (median, max) = (dev[400], dev[799]);
+    assert!(
+        median > 0.0,
+        "the extension is not exact on training points"
+    );
+    assert!(median < 1e-3, "median relative deviation {median}");
+    assert!(max < 5e-2, "largest relative deviation {max}");
+    // The reliability is small there: training points are their own reconstruction.
+    let mut err = e.reconstruction_error.clone();
+    err.sort_by(f64::total_cmp);
+    assert!(err[400] < 1e-3, "median reconstruction error {}", err[400]);
+}
+
+#[test]
+fn shift_invert_agrees_with_the_dense_solver() {
+    let x = roll(1500, 3);
+    let fit = |solver| {
+        LocallyLinearEmbedding {
+            n_neighbors: 10,
+            solver,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap()
+    };
+    let (d, s) = (fit(Solver::Dense), fit(Solver::Auto));
+    let info: Vec<(String, String)> = oose::model::Model::from(s.clone()).info();
+    assert!(
+        info.iter()
+            .any(|(k, v)| k == "solver" && v == "shift-invert"),
+        "{info:?}"
+    );
+    for j in 0..2 {
+        let (a, b) = (d.m_eigenvalues()[j], s.m_eigenvalues()[j]);
+        assert!((a - b).abs() <= 1e-6 * a, "eigenvalue {j}: {a} vs {b}");
+        let dot: f64 = (0..1500)
+            .map(|i| d.embedding()[(i, j)] * s.embedding()[(i, j)])
+            .sum();
+        assert!((dot.abs() - 1.0).abs() < 1e-8, "column {j}: {dot}");
+    }
+}
+
+#[test]
+fn bad_parameters_are_refused_by_name() {
+    let x = roll(50, 4);
+    let name = |p: LocallyLinearEmbedding| match p.fit(x.as_ref()) {
+        Err(Error::InvalidParameter { name, .. }) => name,
+        other => panic!("{:?}", other.map(|_| ())),
+    };
+    let base = LocallyLinearEmbedding::default();
+    assert_eq!(
+        name(LocallyLinearEmbedding {
+            n_neighbors: 50,
+            ..base.clone()
+        }),
+        "n_neighbors"
+    );
+    assert_eq!(
+        name(LocallyLinearEmbedding {
+            n_neighbors: 0,
+            ..base.clone()
+        }),
+        "n_neighbors"
+    );
+    assert_eq!(
+        name(LocallyLinearEmbedding {
+            n_components: 6,
+            ..base.clone()
+        }),
+        "n_components"
+    );
+    assert_eq!(
+        name(LocallyLinearEmbedding {
+            reg: -1.0,
+            ..base.clone()
+        }),
+        "reg"
+    );
+    assert_eq!(
+        name(LocallyLinearEmbedding {
+            reg: f64::NAN,
+            ..base.clone()
+        }),
+        "reg"
+    );
+    // Duplicated points without regularisation: a singular local Gram matrix, named.
+    let mut dup = Mat::zeros(40, 3);
+    for i in 0..40 {
+        for j in 0..3 {
+            dup[(i, j)] = ((i / 4) as f64 * 0.7 + j as f64).sin();
+        }
+    }
+    match (LocallyLinearEmbedding {
+        n_neighbors: 3,
+        reg: 0.0,
+        ..base
+    })
+    .fit(dup.as_ref())
+    {
+        Err(Error::InvalidParameter {
+            name: "reg",
+            reason,
+        }) => {
+            assert!(reason.contains("point"), "{reason}")
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
