@@ -1,5 +1,5 @@
 //! Locally linear embedding: the eigenproblem, the extension's deviation on training
-//! points (documented in maths §11), the solvers' agreement, and bad input.
+//! points (documented in maths §14), the solvers' agreement, and bad input.
 
 use oose::faer::Mat;
 use oose::linalg::eigen::Solver;
@@ -37,7 +37,7 @@ fn embedding_is_orthonormal_and_orthogonal_to_the_constant() {
 
 #[test]
 fn extension_of_training_points_deviates_by_a_small_measured_amount() {
-    // Not exact (maths §11): a training point is its own nearest neighbour and the
+    // Not exact (maths §14): a training point is its own nearest neighbour and the
     // regularisation spreads some weight over the others. Measured on this roll: the
     // median deviation is about 1e-4 of the embedding's scale, the largest about 1e-2.
     let x = roll(800, 2);

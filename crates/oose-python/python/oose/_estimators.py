@@ -397,14 +397,14 @@ class LaplacianEigenmaps(_Embedding):
 
 
 class LocallyLinearEmbedding(_Embedding):
-    """Locally linear embedding (standard LLE, maths §11), a drop-in for
+    """Locally linear embedding (standard LLE, maths §14), a drop-in for
     scikit-learn's ``LocallyLinearEmbedding(method="standard")`` with its parameter
     names; ``transform`` places new points by their barycentric weights from the
     ``n_neighbors`` nearest training points (scikit-learn's ``transform``).
 
     The extension is sample-wise but not exact on training points: a training point is
     its own nearest neighbour and the regularisation spreads a little of its weight over
-    the others (maths §11 gives the measured deviation). ``transform(X,
+    the others (maths §14 gives the measured deviation). ``transform(X,
     return_diagnostics=True)`` gives ``reconstruction_error`` per point: the scale-free
     ||z − Σ wⱼ xⱼ||² over the mean squared distance to the neighbours (0 when z is an
     affine combination of its neighbours; large for points the training set does not

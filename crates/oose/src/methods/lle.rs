@@ -1,4 +1,4 @@
-//! Locally linear embedding (maths §11), standard form, with scikit-learn's definitions
+//! Locally linear embedding (maths §14), standard form, with scikit-learn's definitions
 //! and parameter names: barycentric weights of each point from its k nearest
 //! neighbours (regularised local Gram matrix), M = (I − W)ᵀ(I − W), the embedding its
 //! eigenvectors 1..d from the bottom (the constant vector, eigenvalue 0, left out).
@@ -8,7 +8,7 @@
 //! [Bengio 2004]'s extension). It is sample-wise but **not exact on training points**:
 //! a training point is its own nearest neighbour, the regularisation spreads a little
 //! of its weight over the others, so extend(xᵢ) moves by a small fraction of the
-//! spacing of the embedding (measured in the tests and in maths §11). The per-point
+//! spacing of the embedding (measured in the tests and in maths §14). The per-point
 //! reliability is the scale-free reconstruction error
 //! e(z) = ||z − Σⱼ wⱼ xⱼ||² / (mean of ||z − xⱼ||² over the k neighbours).
 
@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 /// direction (the constant vector) is projected out of every solve.
 const SHIFT_INVERT_SIGMA: f64 = 1e-10;
 
-/// Standard locally linear embedding (maths §11).
+/// Standard locally linear embedding (maths §14).
 ///
 /// ```
 /// use oose::methods::lle::LocallyLinearEmbedding;
@@ -373,7 +373,7 @@ impl Method for LocallyLinearEmbedding {
     type Fitted = FittedLle;
     const NAME: &'static str = "lle";
     const ABOUT: &'static str =
-        "Locally linear embedding with barycentric extension (maths §11; not exact on training points)";
+        "Locally linear embedding with barycentric extension (maths §14; not exact on training points)";
 
     const SPECS: &'static [ParamSpec] =
         &join::<4>(&[NO_PARAMS, &[N_COMPONENTS, N_NEIGHBORS, REG, SOLVER]]);
