@@ -119,40 +119,14 @@ impl SymCsr {
     /// Connected components of the graph of non-zero entries: (label of each vertex,
     /// component sizes), components numbered largest first.
     pub fn components(&self) -> (Vec<usize>, Vec<usize>) {
-        let n = self.n();
-        let mut label = vec![usize::MAX; n];
-        let mut sizes = Vec::new();
-        let mut stack = Vec::new();
-        for s in 0..n {
-            if label[s] != usize::MAX {
-                continue;
-            }
-            let c = sizes.len();
-            label[s] = c;
-            stack.push(s);
-            let mut size = 0;
-            while let Some(i) = stack.pop() {
-                size += 1;
-                let (cols, vals) = self.row(i);
-                for (&j, &v) in cols.iter().zip(vals) {
-                    let j = j as usize;
-                    if v != 0.0 && label[j] == usize::MAX {
-                        label[j] = c;
-                        stack.push(j);
-                    }
+        components(self.n(), |i, visit| {
+            let (cols, vals) = self.row(i);
+            for (&j, &v) in cols.iter().zip(vals) {
+                if v != 0.0 {
+                    visit(j as usize);
                 }
             }
-            sizes.push(size);
-        }
-        let mut order: Vec<usize> = (0..sizes.len()).collect();
-        order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
-        let mut rank = vec![0; sizes.len()];
-        for (r, &c) in order.iter().enumerate() {
-            rank[c] = r;
-        }
-        let label = label.into_iter().map(|c| rank[c]).collect();
-        let sizes = order.iter().map(|&c| sizes[c]).collect();
-        (label, sizes)
+        })
     }
 
     /// out = (A + shift·I − v vᵀ) rhs (the last term when `deflate` = Some(v)), rows in
@@ -206,6 +180,46 @@ pub struct Shifted<'a> {
 symmetric_lin_op!(Shifted<'_>,
     n: |op| op.matrix.n(),
     product: |op, out, rhs| op.matrix.apply_shifted(out, rhs, op.shift, op.deflate));
+
+/// Connected components of a graph on `n` vertices whose edges `neighbours(v, visit)`
+/// reports by calling `visit` on each neighbour of v: (label of each vertex, component
+/// sizes), components numbered largest first (ties: by smallest vertex).
+pub(crate) fn components(
+    n: usize,
+    neighbours: impl Fn(usize, &mut dyn FnMut(usize)),
+) -> (Vec<usize>, Vec<usize>) {
+    let mut label = vec![usize::MAX; n];
+    let mut sizes = Vec::new();
+    let mut stack = Vec::new();
+    for s in 0..n {
+        if label[s] != usize::MAX {
+            continue;
+        }
+        let c = sizes.len();
+        label[s] = c;
+        stack.push(s);
+        let mut size = 0;
+        while let Some(v) = stack.pop() {
+            size += 1;
+            neighbours(v, &mut |w| {
+                if label[w] == usize::MAX {
+                    label[w] = c;
+                    stack.push(w);
+                }
+            });
+        }
+        sizes.push(size);
+    }
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+    let mut rank = vec![0; sizes.len()];
+    for (r, &c) in order.iter().enumerate() {
+        rank[c] = r;
+    }
+    let label = label.into_iter().map(|c| rank[c]).collect();
+    let sizes = order.iter().map(|&c| sizes[c]).collect();
+    (label, sizes)
+}
 
 #[cfg(test)]
 mod tests {

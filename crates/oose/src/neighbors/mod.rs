@@ -144,38 +144,11 @@ impl Graph {
     /// Connected components: a label per vertex, and the component sizes; labels are
     /// ordered by size, largest first (label 0 is the largest component).
     pub fn components(&self) -> (Vec<usize>, Vec<usize>) {
-        let n = self.len();
-        let mut label = vec![usize::MAX; n];
-        let mut sizes = Vec::new();
-        let mut stack = Vec::new();
-        for s in 0..n {
-            if label[s] != usize::MAX {
-                continue;
+        crate::linalg::sparse::components(self.len(), |v, visit| {
+            for (w, _) in self.neighbours(v) {
+                visit(w);
             }
-            let c = sizes.len();
-            label[s] = c;
-            stack.push(s);
-            let mut size = 0;
-            while let Some(v) = stack.pop() {
-                size += 1;
-                for (w, _) in self.neighbours(v) {
-                    if label[w] == usize::MAX {
-                        label[w] = c;
-                        stack.push(w);
-                    }
-                }
-            }
-            sizes.push(size);
-        }
-        let mut order: Vec<usize> = (0..sizes.len()).collect();
-        order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
-        let mut rank = vec![0; sizes.len()];
-        for (r, &c) in order.iter().enumerate() {
-            rank[c] = r;
-        }
-        let label = label.into_iter().map(|c| rank[c]).collect();
-        let sizes = order.iter().map(|&c| sizes[c]).collect();
-        (label, sizes)
+        })
     }
 
     /// The subgraph on the vertices `keep` (in that order).

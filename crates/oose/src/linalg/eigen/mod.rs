@@ -140,7 +140,8 @@ impl Solver {
     /// [`AUTO_DENSE_MAX`] points when its subspace is at most N/4, else the dense solver.
     /// `Lanczos` and `shift-invert` fall back to the dense solver, with a note, when their
     /// subspace does not fit. `low-rank` and `shift-invert` on a matrix without the
-    /// structure they need are a typed error naming `solver`.
+    /// structure they need are a typed error naming `solver`; k outside 1..=n one naming
+    /// `n_components`.
     ///
     /// ```
     /// use oose::linalg::eigen::{Route, Solver, Structure};
@@ -158,6 +159,12 @@ impl Solver {
         k: usize,
         structure: Structure,
     ) -> Result<(Route, Option<String>)> {
+        if k == 0 || k > n {
+            return Err(Error::param(
+                "n_components",
+                format!("must be between 1 and {n} (the matrix size), got {k}"),
+            ));
+        }
         let (_, max_dim) = lanczos_dims(k);
         let fits = max_dim < n;
         let large = n > AUTO_DENSE_MAX;
@@ -261,12 +268,6 @@ pub fn top_eigen(a: MatRef<'_, f64>, k: usize, solver: Solver) -> Result<Eigen> 
             expected: "a square matrix".into(),
             got: format!("{}×{}", n, a.ncols()),
         });
-    }
-    if k == 0 || k > n {
-        return Err(Error::param(
-            "n_components",
-            format!("must be between 1 and {n} (the matrix size), got {k}"),
-        ));
     }
     let (route, mut note) = solver.route(n, k, Structure::Plain)?;
     let use_lanczos = route == Route::Lanczos;
@@ -432,54 +433,59 @@ mod tests {
     #[test]
     fn one_policy_routes_every_request() {
         use Structure::*;
-        let r = |s: Solver, n, k, st| s.route(n, k, st).map(|(r, note)| (r, note.is_some()));
-        // Auto: the size and what is known of the matrix decide.
-        assert_eq!(
-            r(Solver::Auto, 1000, 2, Plain).unwrap(),
-            (Route::Dense, false)
-        );
-        assert_eq!(
-            r(Solver::Auto, 1001, 2, Plain).unwrap(),
-            (Route::Lanczos, false)
-        );
-        // Lanczos under Auto only while its subspace (2·(k + 8) or k + 32) is ≤ N/4.
-        assert_eq!(
-            r(Solver::Auto, 2000, 300, Plain).unwrap(),
-            (Route::Dense, false)
-        );
-        assert_eq!(
-            r(Solver::Auto, 1001, 2, SparseNearOne).unwrap(),
-            (Route::ShiftInvert, false)
-        );
-        assert_eq!(
-            r(Solver::Auto, 1000, 2, SparseNearOne).unwrap(),
-            (Route::Dense, false)
-        );
-        assert_eq!(
-            r(Solver::Auto, 200, 3, PsdKernel).unwrap(),
-            (Route::LowRank { max_rank: 50 }, false)
-        );
-        assert_eq!(
-            r(Solver::Auto, 200, 3, Factorable).unwrap(),
-            (Route::Dense, false)
-        );
-        // Requests: honoured where the matrix allows, with a note where they do not fit.
-        assert_eq!(
-            r(Solver::Lanczos, 100, 2, Plain).unwrap(),
-            (Route::Lanczos, false)
-        );
-        assert_eq!(
-            r(Solver::Lanczos, 40, 2, Plain).unwrap(),
-            (Route::Dense, true)
-        );
-        assert_eq!(
-            r(Solver::ShiftInvert, 40, 2, SparseNearOne).unwrap(),
-            (Route::Dense, true)
-        );
-        assert_eq!(
-            r(Solver::LowRank, 200, 3, Factorable).unwrap(),
-            (Route::LowRank { max_rank: 200 }, false)
-        );
+        // (request, n, k, structure) → (route, with a note). Auto: the size and what is
+        // known of the matrix decide; Lanczos under Auto only while its subspace
+        // (2·(k + 8) or k + 32) is ≤ N/4. Requests: honoured where the matrix allows,
+        // with a note where they do not fit.
+        let cases = [
+            (Solver::Auto, 1000, 2, Plain, Route::Dense, false),
+            (Solver::Auto, 1001, 2, Plain, Route::Lanczos, false),
+            (Solver::Auto, 2000, 300, Plain, Route::Dense, false),
+            (
+                Solver::Auto,
+                1001,
+                2,
+                SparseNearOne,
+                Route::ShiftInvert,
+                false,
+            ),
+            (Solver::Auto, 1000, 2, SparseNearOne, Route::Dense, false),
+            (
+                Solver::Auto,
+                200,
+                3,
+                PsdKernel,
+                Route::LowRank { max_rank: 50 },
+                false,
+            ),
+            (Solver::Auto, 200, 3, Factorable, Route::Dense, false),
+            (Solver::Lanczos, 100, 2, Plain, Route::Lanczos, false),
+            (Solver::Lanczos, 40, 2, Plain, Route::Dense, true),
+            (
+                Solver::ShiftInvert,
+                40,
+                2,
+                SparseNearOne,
+                Route::Dense,
+                true,
+            ),
+            (
+                Solver::LowRank,
+                200,
+                3,
+                Factorable,
+                Route::LowRank { max_rank: 200 },
+                false,
+            ),
+        ];
+        for (solver, n, k, structure, route, noted) in cases {
+            let (got, note) = solver.route(n, k, structure).unwrap();
+            assert_eq!(
+                (got, note.is_some()),
+                (route, noted),
+                "{solver:?} n={n} k={k} {structure:?}"
+            );
+        }
         // Refused, by name, on a matrix without the structure they need.
         for (s, st) in [
             (Solver::LowRank, Plain),

@@ -19,12 +19,6 @@ pub fn top_eigen_sparse(
     deflate: Option<&[f64]>,
 ) -> Result<Eigen> {
     let n = a.n();
-    if k == 0 || k > n {
-        return Err(Error::param(
-            "n_components",
-            format!("must be between 1 and {n} (the matrix size), got {k}"),
-        ));
-    }
     let (route, mut note) = solver.route(n, k, Structure::Plain)?;
     let use_lanczos = route == Route::Lanczos;
     let mut out = if use_lanczos {

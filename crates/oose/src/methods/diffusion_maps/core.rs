@@ -88,28 +88,11 @@ impl DiffusionCore {
         // clusters).
         let sum_degree: f64 = nk.degree.iter().sum();
         let psi0: Vec<f64> = nk.degree.iter().map(|d| (d / sum_degree).sqrt()).collect();
-        let (eig, nnz) = match &mut nk.kernel {
-            Weights::Dense(k) => (
-                top_eigen_below_top(
-                    Symmetric::Dense(k),
-                    m - 1,
-                    &psi0,
-                    solver,
-                    SHIFT_INVERT_SIGMA,
-                )?,
-                n * n,
-            ),
-            Weights::Sparse(k) => (
-                top_eigen_below_top(
-                    Symmetric::Sparse(k),
-                    m - 1,
-                    &psi0,
-                    solver,
-                    SHIFT_INVERT_SIGMA,
-                )?,
-                k.nnz(),
-            ),
+        let (matrix, nnz) = match &mut nk.kernel {
+            Weights::Dense(k) => (Symmetric::Dense(k), n * n),
+            Weights::Sparse(k) => (Symmetric::Sparse(k), k.nnz()),
         };
+        let eig = top_eigen_below_top(matrix, m - 1, &psi0, solver, SHIFT_INVERT_SIGMA)?;
         if eig.values[0] >= 1.0 - 1e-12 {
             return Err(Error::Eigensolver(format!(
                 "the second eigenvalue of the diffusion kernel is {} (≥ 1 − 1e-12): the graph \

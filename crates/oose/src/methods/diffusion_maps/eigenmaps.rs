@@ -56,28 +56,23 @@ impl Default for LaplacianEigenmaps {
 impl LaplacianEigenmaps {
     /// Fits on the rows of `x`.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedEigenmaps> {
-        if self.n_components == 0 {
-            return Err(Error::param("n_components", "must be at least 1, got 0"));
+        // ψ_j/ψ₀ is the diffusion map's `diffusion` output at t = 0.
+        let m = DiffusionMaps {
+            n_components: self.n_components,
+            kernel: self.kernel,
+            t: 0.0,
+            output: Output::Diffusion,
+            solver: self.solver,
+            on_isolated: self.on_isolated,
+            residual: Some(false),
+            rank_tolerance: self.rank_tolerance,
+            ..Default::default()
         }
-        let core = DiffusionCore::fit(
-            x,
-            &self.kernel,
-            self.n_components + 1,
-            self.solver,
-            self.rank_tolerance,
-            Some(false),
-        )?;
-        let embedding = flavour(
-            core.eigenvectors(),
-            core.eigenvalues(),
-            self.n_components,
-            Output::Diffusion,
-            0.0,
-        );
+        .fit(x)?;
         Ok(FittedEigenmaps {
             params: self.clone(),
-            embedding: StoredMat::from_mat(embedding.as_ref()),
-            core,
+            embedding: m.embedding,
+            core: m.core,
         })
     }
 }
