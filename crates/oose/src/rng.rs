@@ -64,6 +64,11 @@ impl Rng {
         }
     }
 
+    /// An n×d matrix of standard normal draws (filled as `Mat::from_fn` visits it).
+    pub fn normal_mat(&mut self, n: usize, d: usize) -> faer::Mat<f64> {
+        faer::Mat::from_fn(n, d, |_, _| self.normal())
+    }
+
     /// Uniform integer in `0..n` (n > 0), by rejection so that it is unbiased.
     pub fn below(&mut self, n: usize) -> usize {
         let n = n as u64;

@@ -132,8 +132,7 @@ mod tests {
 
     #[test]
     fn rotation_alone_gives_zero_errors() {
-        let mut r = Rng::new(2);
-        let all = Mat::from_fn(40, 2, |_, _| r.normal());
+        let all = Rng::new(2).normal_mat(40, 2);
         let (c, s) = (0.7f64.cos(), 0.7f64.sin());
         let rot = Mat::from_fn(2, 2, |i, j| [[c, -s], [s, c]][i][j]);
         let retrained = &all * &rot;
@@ -149,8 +148,7 @@ mod tests {
 
     #[test]
     fn perturbed_extension_is_measured() {
-        let mut r = Rng::new(3);
-        let all = Mat::from_fn(40, 2, |_, _| r.normal());
+        let all = Rng::new(3).normal_mat(40, 2);
         let mut ext = all.as_ref().subrows(30, 10).to_owned();
         ext[(0, 0)] += 1.0;
         let cmp = compare_with_retraining(all.as_ref().subrows(0, 30), ext.as_ref(), all.as_ref())

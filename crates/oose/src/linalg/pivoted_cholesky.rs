@@ -166,8 +166,7 @@ mod tests {
 
     #[test]
     fn reproduces_low_rank_matrix() {
-        let mut r = Rng::new(5);
-        let g = Mat::from_fn(50, 7, |_, _| r.normal());
+        let g = Rng::new(5).normal_mat(50, 7);
         let k = &g * g.transpose();
         let f = pivoted_cholesky(k.as_ref(), 1e-12);
         assert_eq!(f.rank(), 7);
@@ -187,8 +186,7 @@ mod tests {
 
     #[test]
     fn factor_reproduces_the_matrix_and_stops_at_max_rank() {
-        let mut r = Rng::new(6);
-        let h = Mat::from_fn(40, 5, |_, _| r.normal());
+        let h = Rng::new(6).normal_mat(40, 5);
         let k = &h * h.transpose();
         let diag = (0..40).map(|i| k[(i, i)]).collect::<Vec<_>>();
         let oracle = |p: usize, out: &mut [f64]| {

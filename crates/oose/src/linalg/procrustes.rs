@@ -27,8 +27,7 @@ mod tests {
 
     #[test]
     fn recovers_a_rotation() {
-        let mut r = Rng::new(1);
-        let a = Mat::from_fn(30, 3, |_, _| r.normal());
+        let a = Rng::new(1).normal_mat(30, 3);
         let (c, s) = (0.3f64.cos(), 0.3f64.sin());
         let q = Mat::from_fn(3, 3, |i, j| match (i, j) {
             (0, 0) | (1, 1) => c,

@@ -380,8 +380,7 @@ mod tests {
 
     #[test]
     fn knn_matches_sorting_all_distances() {
-        let mut r = Rng::new(1);
-        let x = Mat::from_fn(120, 4, |_, _| r.normal());
+        let x = Rng::new(1).normal_mat(120, 4);
         let (idx, dist) = knn_brute(x.as_ref(), x.as_ref(), 5, true);
         for i in 0..120 {
             let mut all: Vec<(f64, usize)> = (0..120)
@@ -456,8 +455,7 @@ mod tests {
 
     #[test]
     fn shortest_paths_are_bitwise_the_same_whatever_the_threads() {
-        let mut r = Rng::new(9);
-        let x = Mat::from_fn(1500, 3, |_, _| r.normal());
+        let x = Rng::new(9).normal_mat(1500, 3);
         let (idx, dist) = knn(x.as_ref(), x.as_ref(), 6, true);
         let g = Graph::from_knn(&idx, &dist);
         let run = |threads: usize| {

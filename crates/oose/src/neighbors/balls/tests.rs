@@ -207,8 +207,7 @@ fn grouped_kth_and_links_over_the_points_match_brute_force() {
 
 #[test]
 fn spatial_order_is_a_permutation() {
-    let mut r = Rng::new(9);
-    let x = Mat::from_fn(1000, 3, |_, _| r.normal());
+    let x = Rng::new(9).normal_mat(1000, 3);
     let idx = PointIndex::new(x.as_ref());
     let mut o: Vec<u32> = idx.spatial_order().to_vec();
     o.sort();

@@ -1,0 +1,43 @@
+//! LLE benchmark (issue: LLE family): Swiss roll N = 5000 (seed 0), M = 5000 new points
+//! (seed 1), noise 0.05, k = 10, 2 components. The peer is scikit-learn's
+//! `LocallyLinearEmbedding(eigen_solver="arpack")` (benches/peers/lle_sklearn.py, driven
+//! by benches/run_lle.sh).
+use criterion::{criterion_group, criterion_main, Criterion};
+use oose::datasets::swiss_roll;
+use oose::methods::lle::LocallyLinearEmbedding;
+use oose::methods::OutOfSample;
+use std::hint::black_box;
+use std::time::Duration;
+
+fn lle(c: &mut Criterion) {
+    let x = swiss_roll(5000, 0.05, false, 0).points;
+    let z = swiss_roll(5000, 0.05, false, 1).points;
+    let params = LocallyLinearEmbedding {
+        n_neighbors: 10,
+        ..Default::default()
+    };
+    let mut g = c.benchmark_group("lle_swiss_roll_n5000");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(10))
+        .warm_up_time(Duration::from_secs(1));
+    g.bench_function("fit", |b| {
+        b.iter(|| black_box(params.fit(x.as_ref()).unwrap()))
+    });
+    let model = params.fit(x.as_ref()).unwrap();
+    g.bench_function("transform_m5000", |b| {
+        b.iter(|| black_box(model.extend(z.as_ref()).unwrap()))
+    });
+    g.finish();
+    let info = oose::model::Model::from(model.clone()).info();
+    let solver = info
+        .iter()
+        .find(|(k, _)| k == "solver")
+        .map_or("?", |(_, v)| v.as_str());
+    println!(
+        "OOSE_FACTS solver={solver} reconstruction_error={:?}",
+        model.reconstruction_error()
+    );
+}
+
+criterion_group!(benches, lle);
+criterion_main!(benches);

@@ -1,0 +1,32 @@
+"""scikit-learn LocallyLinearEmbedding (standard, arpack) on the workload of
+benches/lle.rs (data written by oose). Prints one JSON line: median fit and transform
+times and reconstruction_error_."""
+import json
+import sys
+import time
+
+import numpy as np
+from sklearn.manifold import LocallyLinearEmbedding
+
+
+def median_time(f, reps):
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return float(np.median(ts))
+
+
+def main(train_path, new_path, reps):
+    x, z = np.load(train_path), np.load(new_path)
+    m = LocallyLinearEmbedding(n_neighbors=10, n_components=2, eigen_solver="arpack",
+                               random_state=0)
+    t_fit = median_time(lambda: m.fit(x), reps)
+    t_tr = median_time(lambda: m.transform(z), reps)
+    print(json.dumps({"fit_s": t_fit, "transform_s": t_tr,
+                      "reconstruction_error": float(m.reconstruction_error_)}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 3)
