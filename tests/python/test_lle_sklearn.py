@@ -1,4 +1,4 @@
-"""Locally linear embedding agrees with scikit-learn's (method="standard",
+"""Locally linear embedding agrees with scikit-learn's (method="standard" and "ltsa",
 eigen_solver="dense") on a Swiss roll and on digits: embedding, transform and
 reconstruction_error_."""
 import numpy as np
@@ -18,22 +18,32 @@ def digits_jittered():
 
 
 @pytest.mark.parametrize(
-    "name,x",
+    "name,x,method,k",
     [
-        ("swiss-roll", oose.datasets.swiss_roll(1200, noise=0.05, random_state=0)),
-        ("digits", digits_jittered()),
+        ("swiss-roll", oose.datasets.swiss_roll(1200, noise=0.05, random_state=0), "standard", 12),
+        ("digits", digits_jittered(), "standard", 12),
+        ("swiss-roll", oose.datasets.swiss_roll(1200, noise=0.05, random_state=0), "ltsa", 10),
+        # k = 10 and 12 leave two digits in no other point's neighbourhood: refused below.
+        ("digits", digits_jittered(), "ltsa", 15),
     ],
 )
-def test_lle_equals_scikit_learn(name, x):
+def test_lle_equals_scikit_learn(name, x, method, k):
     train, new = x[:1000], x[1000:1200]
-    sk = SkLLE(n_neighbors=12, n_components=2, eigen_solver="dense").fit(train)
-    est = oose.LocallyLinearEmbedding(n_neighbors=12).fit(train)
+    sk = SkLLE(n_neighbors=k, n_components=2, eigen_solver="dense", method=method).fit(train)
+    est = oose.LocallyLinearEmbedding(n_neighbors=k, method=method).fit(train)
     # Eigenvectors are defined up to sign: align each column with scikit-learn's.
     s = np.sign(np.sum(est.embedding_ * sk.embedding_, axis=0))
     np.testing.assert_allclose(est.embedding_ * s, sk.embedding_, rtol=0, atol=1e-8)
     np.testing.assert_allclose(est.transform(new) * s, sk.transform(new), rtol=0, atol=1e-8)
     assert abs(est.reconstruction_error_ - sk.reconstruction_error_) <= 1e-8
     assert est.m_eigenvalues_.sum() == pytest.approx(est.reconstruction_error_, rel=1e-12)
+
+
+def test_ltsa_refuses_points_no_neighbourhood_contains():
+    """scikit-learn returns a degenerate embedding (M has extra null vectors, one per
+    such point); oose names the points."""
+    with pytest.raises(ValueError, match=r"n_neighbors.*327, 576"):
+        oose.LocallyLinearEmbedding(n_neighbors=10, method="ltsa").fit(digits_jittered()[:1000])
 
 
 def test_lle_reliability_separates_points_off_the_manifold():

@@ -167,3 +167,37 @@ fn bad_parameters_are_refused_by_name() {
         other => panic!("{:?}", other.map(|_| ())),
     }
 }
+
+#[test]
+fn ltsa_is_orthonormal_and_refuses_points_no_neighbourhood_contains() {
+    use oose::methods::lle::LleMethod;
+    let x = roll(500, 5);
+    let m = LocallyLinearEmbedding {
+        n_neighbors: 10,
+        method: LleMethod::Ltsa,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let g = m.embedding().transpose() * m.embedding();
+    assert!((g[(0, 0)] - 1.0).abs() < 1e-10 && g[(0, 1)].abs() < 1e-10);
+    // A far point is nobody's neighbour (with k = 2 every other point has closer ones).
+    let mut y = roll(60, 6);
+    for j in 0..3 {
+        y[(0, j)] = 1e3 + j as f64;
+    }
+    match (LocallyLinearEmbedding {
+        n_neighbors: 2,
+        n_components: 1,
+        method: LleMethod::Ltsa,
+        ..Default::default()
+    })
+    .fit(y.as_ref())
+    {
+        Err(Error::InvalidParameter {
+            name: "n_neighbors",
+            reason,
+        }) => assert!(reason.contains("(0"), "{reason}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

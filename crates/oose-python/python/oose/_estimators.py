@@ -397,9 +397,9 @@ class LaplacianEigenmaps(_Embedding):
 
 
 class LocallyLinearEmbedding(_Embedding):
-    """Locally linear embedding (standard LLE, maths §14), a drop-in for
-    scikit-learn's ``LocallyLinearEmbedding(method="standard")`` with its parameter
-    names; ``transform`` places new points by their barycentric weights from the
+    """Locally linear embedding (standard LLE or LTSA, maths §14), a drop-in for
+    scikit-learn's ``LocallyLinearEmbedding(method="standard"|"ltsa")`` with its
+    parameter names; ``transform`` places new points by their barycentric weights from the
     ``n_neighbors`` nearest training points (scikit-learn's ``transform``).
 
     The extension is sample-wise but not exact on training points: a training point is
@@ -420,6 +420,9 @@ class LocallyLinearEmbedding(_Embedding):
     solver : str, default="auto"
         ``auto``, ``dense``, ``lanczos`` or ``shift-invert`` (``auto``: dense up to 1000
         points, shift-invert above) for the bottom eigenvectors of M.
+    method : str, default="standard"
+        ``standard`` (barycentric weights) or ``ltsa`` (local tangent space alignment),
+        as scikit-learn's ``method``; ``transform`` uses barycentric weights for both.
 
     Attributes
     ----------
@@ -442,11 +445,14 @@ class LocallyLinearEmbedding(_Embedding):
 
     _method = "lle"
 
-    def __init__(self, n_components=2, *, n_neighbors=5, reg=1e-3, solver="auto"):
+    def __init__(
+        self, n_components=2, *, n_neighbors=5, reg=1e-3, solver="auto", method="standard"
+    ):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.reg = reg
         self.solver = solver
+        self.method = method
 
     def _fitted(self, model):
         super()._fitted(model)

@@ -14,7 +14,7 @@
 
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Extension};
-use crate::linalg::eigen::{top_eigen_below_top, Solver, Symmetric};
+use crate::linalg::eigen::{top_eigen, top_eigen_below_top, Solver, Symmetric};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
@@ -34,7 +34,41 @@ use serde::{Deserialize, Serialize};
 /// direction (the constant vector) is projected out of every solve.
 const SHIFT_INVERT_SIGMA: f64 = 1e-10;
 
-/// Standard locally linear embedding (maths §14).
+/// Which LLE variant builds M (scikit-learn's `method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum LleMethod {
+    /// Barycentric weights W, M = (I − W)ᵀ(I − W) [Roweis 2000].
+    #[default]
+    Standard,
+    /// Local tangent space alignment [Zhang 2004]: M = Σᵢ Sᵢ(I − GᵢGᵢᵀ)Sᵢᵀ, Gᵢ = [1/√k,
+    /// the top d left singular vectors of the centred neighbourhood].
+    Ltsa,
+}
+
+impl LleMethod {
+    /// The name every interface uses (`standard`, `ltsa`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            LleMethod::Standard => "standard",
+            LleMethod::Ltsa => "ltsa",
+        }
+    }
+}
+
+impl crate::model::params::Named for LleMethod {
+    fn name(&self) -> &'static str {
+        LleMethod::name(self)
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        validate::named(
+            "method",
+            s,
+            &[("standard", LleMethod::Standard), ("ltsa", LleMethod::Ltsa)],
+        )
+    }
+}
+
+/// Locally linear embedding, standard or LTSA (maths §14).
 ///
 /// ```
 /// use oose::methods::lle::LocallyLinearEmbedding;
@@ -59,6 +93,8 @@ pub struct LocallyLinearEmbedding {
     pub reg: f64,
     /// Eigensolver (default `Auto`: dense up to 1000 points, shift-invert above).
     pub solver: Solver,
+    /// The variant that builds M (default `Standard`).
+    pub method: LleMethod,
 }
 
 impl Default for LocallyLinearEmbedding {
@@ -68,6 +104,7 @@ impl Default for LocallyLinearEmbedding {
             n_neighbors: 5,
             reg: 1e-3,
             solver: Solver::Auto,
+            method: LleMethod::Standard,
         }
     }
 }
@@ -160,6 +197,63 @@ fn singular(row: usize) -> Error {
     )
 }
 
+/// Rows of a sparse symmetric matrix under construction.
+type Rows = Vec<std::collections::BTreeMap<u32, f64>>;
+
+/// Standard LLE: M = (I − W)ᵀ(I − W) = I − W − Wᵀ + WᵀW, row by row.
+fn standard_m(idx: &[Vec<usize>], w: &[&[f64]]) -> Rows {
+    let n = idx.len();
+    let mut m: Rows = vec![Default::default(); n];
+    for i in 0..n {
+        *m[i].entry(i as u32).or_default() += 1.0;
+        for (a, &ja) in idx[i].iter().enumerate() {
+            *m[i].entry(ja as u32).or_default() -= w[i][a];
+            *m[ja].entry(i as u32).or_default() -= w[i][a];
+            for (b, &jb) in idx[i].iter().enumerate() {
+                *m[ja].entry(jb as u32).or_default() += w[i][a] * w[i][b];
+            }
+        }
+    }
+    m
+}
+
+/// LTSA: for each point, Gᵢ = [1/√k, the top d eigenvectors of Xᵢ Xᵢᵀ] (Xᵢ its k
+/// neighbours, centred), and M gains I − GᵢGᵢᵀ on the neighbours' block.
+fn ltsa_m(x: MatRef<'_, f64>, idx: &[Vec<usize>], d: usize) -> Result<Rows> {
+    let n = idx.len();
+    let dim = x.ncols();
+    let blocks: Vec<Mat<f64>> = idx
+        .par_iter()
+        .map(|nb| {
+            let k = nb.len();
+            let mean: Vec<f64> = (0..dim)
+                .map(|c| nb.iter().map(|&j| x[(j, c)]).sum::<f64>() / k as f64)
+                .collect();
+            let xi = Mat::from_fn(k, dim, |a, c| x[(nb[a], c)] - mean[c]);
+            let ci = &xi * xi.transpose();
+            let v = top_eigen(ci.as_ref(), d, Solver::Dense)?.vectors;
+            let g = Mat::from_fn(k, d + 1, |a, j| {
+                if j == 0 {
+                    1.0 / (k as f64).sqrt()
+                } else {
+                    v[(a, j - 1)]
+                }
+            });
+            Ok(&g * g.transpose())
+        })
+        .collect::<Result<_>>()?;
+    let mut m: Rows = vec![Default::default(); n];
+    for (nb, ggt) in idx.iter().zip(&blocks) {
+        for (a, &ja) in nb.iter().enumerate() {
+            *m[ja].entry(ja as u32).or_default() += 1.0;
+            for (b, &jb) in nb.iter().enumerate() {
+                *m[ja].entry(jb as u32).or_default() -= ggt[(a, b)];
+            }
+        }
+    }
+    Ok(m)
+}
+
 impl LocallyLinearEmbedding {
     fn validate(&self, n: usize) -> Result<()> {
         let k = self.n_neighbors;
@@ -206,26 +300,55 @@ impl LocallyLinearEmbedding {
         self.validate(n)?;
         let k = self.n_neighbors;
         let (idx, _) = knn(x, x, k, true);
-        let rows: Vec<(Vec<f64>, f64)> = (0..n)
+        // Barycentric weights of every training point: standard LLE's W, and for both
+        // variants the training points' reconstruction error (in `info`).
+        let bary: Vec<Option<(Vec<f64>, f64)>> = (0..n)
             .into_par_iter()
             .map(|i| {
                 let z: Vec<f64> = (0..x.ncols()).map(|c| x[(i, c)]).collect();
-                barycentre(&z, x, &idx[i], self.reg).ok_or_else(|| singular(i))
+                barycentre(&z, x, &idx[i], self.reg)
             })
-            .collect::<Result<_>>()?;
-        // M = (I − W)ᵀ(I − W) = I − W − Wᵀ + WᵀW, row by row.
-        let mut m: Vec<std::collections::BTreeMap<u32, f64>> = vec![Default::default(); n];
-        for i in 0..n {
-            *m[i].entry(i as u32).or_default() += 1.0;
-            let w = &rows[i].0;
-            for (a, &ja) in idx[i].iter().enumerate() {
-                *m[i].entry(ja as u32).or_default() -= w[a];
-                *m[ja].entry(i as u32).or_default() -= w[a];
-                for (b, &jb) in idx[i].iter().enumerate() {
-                    *m[ja].entry(jb as u32).or_default() += w[a] * w[b];
-                }
+            .collect();
+        let m = match self.method {
+            LleMethod::Standard => {
+                let w = bary
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| b.as_ref().map(|b| &b.0[..]).ok_or_else(|| singular(i)))
+                    .collect::<Result<Vec<_>>>()?;
+                standard_m(&idx, &w)
             }
-        }
+            LleMethod::Ltsa => {
+                // A point in no other point's neighbourhood (its own does not contain it,
+                // as in scikit-learn) is unconstrained: M's row is zero and the bottom
+                // eigenvectors would be spent on it.
+                let mut covered = vec![false; n];
+                idx.iter().flatten().for_each(|&j| covered[j] = true);
+                let lonely: Vec<usize> = (0..n).filter(|&i| !covered[i]).collect();
+                if !lonely.is_empty() {
+                    return Err(Error::param(
+                        "n_neighbors",
+                        format!(
+                            "LTSA: {} point(s) ({}{}) are in no other point's neighbourhood, \
+                             so nothing places them; use more neighbours",
+                            lonely.len(),
+                            lonely
+                                .iter()
+                                .take(5)
+                                .map(|i| i.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            if lonely.len() > 5 { ", …" } else { "" }
+                        ),
+                    ));
+                }
+                ltsa_m(x, &idx, self.n_components)?
+            }
+        };
+        let mut training_error: Vec<f64> = bary
+            .iter()
+            .map(|b| b.as_ref().map_or(f64::NAN, |b| b.1))
+            .collect();
         // A = I − M/ρ, ρ ≥ ||M|| (Gershgorin): spectrum in [0, 1], top eigenvalue 1 at the
         // constant vector (M 1 = 0 as the weights sum to 1); the bottom of M is the top
         // of A below it.
@@ -237,12 +360,13 @@ impl LocallyLinearEmbedding {
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                r.iter()
-                    .map(|(&j, &v)| {
-                        let id = if j as usize == i { 1.0 } else { 0.0 };
-                        (j, id - v / rho)
-                    })
-                    .collect()
+                let mut row: Vec<(u32, f64)> = r.iter().map(|(&j, &v)| (j, -v / rho)).collect();
+                // The identity's entry, also where M's row stores no diagonal.
+                match row.binary_search_by_key(&(i as u32), |e| e.0) {
+                    Ok(p) => row[p].1 += 1.0,
+                    Err(p) => row.insert(p, (i as u32, 1.0)),
+                }
+                row
             })
             .collect();
         let a = SymCsr::from_rows(a_rows);
@@ -265,7 +389,6 @@ impl LocallyLinearEmbedding {
                     .sum::<f64>()
             })
             .collect();
-        let training_error: Vec<f64> = rows.iter().map(|r| r.1).collect();
         Ok(FittedLle {
             params: self.clone(),
             x: StoredMat::from_mat(x),
@@ -273,7 +396,7 @@ impl LocallyLinearEmbedding {
             eigenvalues: values,
             solver_used: eig.solver,
             solver_note: eig.note,
-            median_training_error: crate::kernel::bandwidth::median(&mut training_error.clone()),
+            median_training_error: crate::kernel::bandwidth::median(&mut training_error),
         })
     }
 }
@@ -369,6 +492,13 @@ const REG: ParamSpec = ParamSpec::new(
     "Regularisation of the local Gram matrix: G + reg·tr(G)·I.",
 );
 
+const METHOD: ParamSpec = ParamSpec::new(
+    "method",
+    "method",
+    Kind::Choice(&["standard", "ltsa"]),
+    "Variant that builds M: standard (barycentric weights) or ltsa (local tangent spaces).",
+);
+
 impl Method for LocallyLinearEmbedding {
     type Fitted = FittedLle;
     const NAME: &'static str = "lle";
@@ -376,13 +506,14 @@ impl Method for LocallyLinearEmbedding {
         "Locally linear embedding with barycentric extension (maths §14; not exact on training points)";
 
     const SPECS: &'static [ParamSpec] =
-        &join::<4>(&[NO_PARAMS, &[N_COMPONENTS, N_NEIGHBORS, REG, SOLVER]]);
+        &join::<5>(&[NO_PARAMS, &[N_COMPONENTS, N_NEIGHBORS, REG, SOLVER, METHOD]]);
 
     crate::params_as_data!(LocallyLinearEmbedding {
         n_components,
         n_neighbors,
         reg,
-        solver
+        solver,
+        method
     });
 
     fn configurations() -> Vec<Configuration> {
@@ -412,6 +543,7 @@ impl Fitted for FittedLle {
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
+        v.push(("lle_method".into(), self.params.method.name().into()));
         solver_info(v, (self.solver_used, self.solver_note.as_deref()));
         v.push(("m_eigenvalues".into(), fmt_list(&self.eigenvalues)));
         v.push((
