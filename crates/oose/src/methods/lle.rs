@@ -1,7 +1,8 @@
-//! Locally linear embedding (maths §14), standard form, with scikit-learn's definitions
-//! and parameter names: barycentric weights of each point from its k nearest
-//! neighbours (regularised local Gram matrix), M = (I − W)ᵀ(I − W), the embedding its
-//! eigenvectors 1..d from the bottom (the constant vector, eigenvalue 0, left out).
+//! Locally linear embedding (maths §14), standard and LTSA, with scikit-learn's
+//! definitions and parameter names. Standard: barycentric weights of each point from
+//! its k nearest neighbours (regularised local Gram matrix), M = (I − W)ᵀ(I − W). LTSA:
+//! M from the local tangent spaces. The embedding is M's eigenvectors 1..d from the
+//! bottom (the constant vector, eigenvalue 0, left out).
 //!
 //! New points get the same barycentric weights from their k nearest training points
 //! and the same combination of the training embedding (scikit-learn's `transform`,
