@@ -5,9 +5,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use oose::datasets::s_curve;
 use oose::methods::diffusion_maps::{DiffusionKernel, DiffusionMaps, Epsilon, Sparsity};
-use oose::methods::OutOfSample;
-use std::hint::black_box;
-use std::time::Duration;
+use oose_benches::{fit_then_extend, list};
 
 fn dmaps(c: &mut Criterion) {
     let x = s_curve(20000, 0.0, 0).points;
@@ -21,28 +19,21 @@ fn dmaps(c: &mut Criterion) {
         },
         ..Default::default()
     };
-    let mut g = c.benchmark_group("dmaps_s_curve_n20000");
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(20))
-        .warm_up_time(Duration::from_secs(1));
-    g.bench_function("fit", |b| {
-        b.iter(|| black_box(params.fit(x.as_ref()).unwrap()))
-    });
-    let model = params.fit(x.as_ref()).unwrap();
-    g.bench_function("transform_m20000", |b| {
-        b.iter(|| black_box(model.extend(z.as_ref()).unwrap()))
-    });
-    g.finish();
-    let e: Vec<String> = model
-        .eigenvalues()
-        .iter()
-        .map(|v| format!("{v:?}"))
-        .collect();
+    let model = fit_then_extend(
+        c,
+        "dmaps_s_curve_n20000",
+        &params,
+        x.as_ref(),
+        z.as_ref(),
+        "transform_m20000",
+        20,
+    );
+    let e = list(model.eigenvalues());
     println!(
         "OOSE_FACTS solver={} nnz={} eigenvalues={}",
         model.core().solver_used().0.name(),
         model.core().nnz(),
-        e.join(",")
+        e
     );
 }
 

@@ -5,8 +5,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use oose::datasets::swiss_roll;
 use oose::prelude::*;
-use std::hint::black_box;
-use std::time::Duration;
+use oose_benches::{fit_then_extend, list};
 
 fn kpca(c: &mut Criterion) {
     let x = swiss_roll(5000, 0.05, false, 0).points;
@@ -15,30 +14,23 @@ fn kpca(c: &mut Criterion) {
         n_components: 10,
         ..Default::default()
     };
-    let mut g = c.benchmark_group("kpca_swiss_roll_n5000");
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(8))
-        .warm_up_time(Duration::from_secs(1));
-    g.bench_function("fit", |b| {
-        b.iter(|| black_box(params.fit(x.as_ref()).unwrap()))
-    });
-    let model = params.fit(x.as_ref()).unwrap();
-    g.bench_function("extend_m20000", |b| {
-        b.iter(|| black_box(model.extend(z.as_ref()).unwrap()))
-    });
-    g.finish();
+    let model = fit_then_extend(
+        c,
+        "kpca_swiss_roll_n5000",
+        &params,
+        x.as_ref(),
+        z.as_ref(),
+        "extend_m20000",
+        8,
+    );
     // Facts the peer comparison needs (read by run_kpca.sh).
     let eps = model.params().kernel.epsilon().unwrap();
-    let vals: Vec<String> = model
-        .eigenvalues()
-        .iter()
-        .map(|v| format!("{v:?}"))
-        .collect();
+    let vals = list(model.eigenvalues());
     println!(
         "OOSE_FACTS epsilon={eps:?} solver={} residual_rank={} eigenvalues={}",
         model.solver_used().0.name(),
         model.residual_rank(),
-        vals.join(",")
+        vals
     );
 }
 

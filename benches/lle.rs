@@ -5,9 +5,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use oose::datasets::swiss_roll;
 use oose::methods::lle::LocallyLinearEmbedding;
-use oose::methods::OutOfSample;
-use std::hint::black_box;
-use std::time::Duration;
+use oose_benches::fit_then_extend;
 
 fn lle(c: &mut Criterion) {
     let x = swiss_roll(5000, 0.05, false, 0).points;
@@ -16,18 +14,15 @@ fn lle(c: &mut Criterion) {
         n_neighbors: 10,
         ..Default::default()
     };
-    let mut g = c.benchmark_group("lle_swiss_roll_n5000");
-    g.sample_size(10)
-        .measurement_time(Duration::from_secs(10))
-        .warm_up_time(Duration::from_secs(1));
-    g.bench_function("fit", |b| {
-        b.iter(|| black_box(params.fit(x.as_ref()).unwrap()))
-    });
-    let model = params.fit(x.as_ref()).unwrap();
-    g.bench_function("transform_m5000", |b| {
-        b.iter(|| black_box(model.extend(z.as_ref()).unwrap()))
-    });
-    g.finish();
+    let model = fit_then_extend(
+        c,
+        "lle_swiss_roll_n5000",
+        &params,
+        x.as_ref(),
+        z.as_ref(),
+        "transform_m5000",
+        10,
+    );
     let info = oose::model::Model::from(model.clone()).info();
     let solver = info
         .iter()

@@ -4,27 +4,24 @@
 # M = 20000 new (seed 1), k = 25, ε = 0.02, α = 1, d = 2. Prints medians and ratios
 # peer/oose. The peers live in .venv-datafold (scripts/test creates it; pydiffmap is
 # added here). DMAPS_SCALE=0 skips the scale run.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 PY=.venv-datafold/bin/python
 if [ ! -x "$PY" ]; then
   echo "run scripts/test first (it creates .venv-datafold)" >&2
   exit 1
 fi
 "$PY" -c "import pydiffmap" 2>/dev/null || "$PY" -m pip install --quiet "pydiffmap==0.2.0.1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cargo build --release -q -p oose-cli
-./target/release/oose dataset s-curve --n 20000 --seed 0 --output "$tmp/train.npy"
-./target/release/oose dataset s-curve --n 20000 --seed 1 --output "$tmp/new.npy"
-cargo bench -q -p oose-benches --bench dmaps -- --noplot 2>&1 | tee "$tmp/bench.log"
-facts=$(grep OOSE_FACTS "$tmp/bench.log" | tail -1)
+dataset s-curve 20000 0 "$tmp/train.npy"
+dataset s-curve 20000 1 "$tmp/new.npy"
+criterion dmaps
 "$PY" benches/peers/dmaps_peers.py "$tmp/train.npy" "$tmp/new.npy" 3 > "$tmp/peer.json"
 "$PY" - "$tmp/peer.json" "$facts" <<'PYEOF'
-import json, sys, pathlib
+import json, sys
+sys.path.insert(0, "benches/peers")
+from report import facts as parse_facts, median
 peer = json.load(open(sys.argv[1]))
-facts = dict(kv.split("=", 1) for kv in sys.argv[2].split()[1:])
-est = lambda name: json.load(open(pathlib.Path("target/criterion/dmaps_s_curve_n20000") / name / "new/estimates.json"))["median"]["point_estimate"] / 1e9
+facts = parse_facts(sys.argv[2])
+est = lambda name: median("dmaps_s_curve_n20000", name)
 fit, tr = est("fit"), est("transform_m20000")
 print(f"oose dmaps: fit {fit:.3f} s (solver {facts['solver']}, nnz {facts['nnz']}), transform 20000: {tr:.3f} s  [criterion medians]; eigenvalues {facts['eigenvalues']}")
 for name, p in peer.items():

@@ -2,22 +2,19 @@
 # Locally linear embedding against scikit-learn (standard, arpack) in one run: Swiss
 # roll N = 5000 (seed 0), M = 5000 new (seed 1), noise 0.05, k = 10, d = 2. Prints
 # medians and ratios sklearn/oose. Needs .venv (scripts/test creates it).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 PY=.venv/bin/python
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cargo build --release -q -p oose-cli
-./target/release/oose dataset swiss-roll --n 5000 --noise 0.05 --seed 0 --output "$tmp/train.npy"
-./target/release/oose dataset swiss-roll --n 5000 --noise 0.05 --seed 1 --output "$tmp/new.npy"
-cargo bench -q -p oose-benches --bench lle -- --noplot 2>&1 | tee "$tmp/bench.log"
-facts=$(grep OOSE_FACTS "$tmp/bench.log" | tail -1)
+dataset swiss-roll 5000 0 "$tmp/train.npy" --noise 0.05
+dataset swiss-roll 5000 1 "$tmp/new.npy" --noise 0.05
+criterion lle
 "$PY" benches/peers/lle_sklearn.py "$tmp/train.npy" "$tmp/new.npy" 3 > "$tmp/peer.json"
 "$PY" - "$tmp/peer.json" "$facts" <<'PYEOF'
-import json, sys, pathlib
+import json, sys
+sys.path.insert(0, "benches/peers")
+from report import facts as parse_facts, median
 peer = json.load(open(sys.argv[1]))
-facts = dict(kv.split("=", 1) for kv in sys.argv[2].split()[1:])
-est = lambda name: json.load(open(pathlib.Path("target/criterion/lle_swiss_roll_n5000") / name / "new/estimates.json"))["median"]["point_estimate"] / 1e9
+facts = parse_facts(sys.argv[2])
+est = lambda name: median("lle_swiss_roll_n5000", name)
 fit, tr = est("fit"), est("transform_m5000")
 ours, theirs = float(facts["reconstruction_error"]), peer["reconstruction_error"]
 print(f"oose lle: fit {fit:.3f} s (solver {facts['solver']}), transform 5000: {tr:.4f} s  [criterion medians]")

@@ -304,17 +304,22 @@ impl FittedIsomap {
         rows
     }
 
-    /// Γ rows of new points (−½ squared geodesics through their k nearest training
-    /// points) and, with `mutual`, the Γ among them: their mutual geodesics run through
-    /// the training graph, d_G(z_p, z_q) = min over the k nearest training points a of
-    /// z_p and b of z_q of ||z_p − a|| + d_G(a, b) + ||b − z_q||.
-    fn gamma(&self, new: MatRef<'_, f64>, mutual: bool) -> (Mat<f64>, Option<Mat<f64>>) {
-        let (idx, dist) = knn(new, self.x.view(), self.params.n_neighbors, false);
-        let rows = self.geodesic_rows(&idx, &dist);
-        let mutual = mutual.then(|| {
+    /// Γ rows of new points: −½ squared geodesics through their k nearest training
+    /// points.
+    fn gamma_rows(&self, z: MatRef<'_, f64>) -> Mat<f64> {
+        let (idx, dist) = knn(z, self.x.view(), self.params.n_neighbors, false);
+        self.geodesic_rows(&idx, &dist)
+    }
+
+    /// Joint restricted reconstruction of the rows of `new`. Their mutual geodesics run
+    /// through the training graph: d_G(z_p, z_q) = min over the k nearest training
+    /// points a of z_p and b of z_q of ||z_p − a|| + d_G(a, b) + ||b − z_q||.
+    pub fn extend_joint(&self, new: MatRef<'_, f64>) -> Result<Joint> {
+        self.core.joint_of_points(new, self.x.ncols(), |z| {
+            let (idx, dist) = knn(z, self.x.view(), self.params.n_neighbors, false);
             let g = self.geodesics.view();
-            let k = new.nrows();
-            Mat::from_fn(k, k, |p, q| {
+            let k = z.nrows();
+            let mutual = Mat::from_fn(k, k, |p, q| {
                 if p == q {
                     return 0.0;
                 }
@@ -325,23 +330,16 @@ impl FittedIsomap {
                     }
                 }
                 -0.5 * best * best
-            })
-        });
-        (rows, mutual)
-    }
-
-    /// Joint restricted reconstruction of the rows of `new` (their mutual geodesics are
-    /// computed through the training graph).
-    pub fn extend_joint(&self, new: MatRef<'_, f64>) -> Result<Joint> {
-        self.core
-            .joint_of_points(new, self.x.ncols(), |z, m| self.gamma(z, m))
+            });
+            (self.geodesic_rows(&idx, &dist), mutual)
+        })
     }
 
     /// `steps + 1` points of the arc from projection to restricted reconstruction for
     /// each new point: `(point, λ, y)`.
     pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
         self.core
-            .arc_of_points(new, self.x.ncols(), steps, |z, m| self.gamma(z, m))
+            .arc_of_points(new, self.x.ncols(), steps, |z| self.gamma_rows(z))
     }
 
     pub(crate) fn is_consistent(&self) -> bool {

@@ -139,15 +139,7 @@ impl KernelPca {
         } else {
             Structure::Plain
         };
-        if self.solver == Solver::LowRank && structure == Structure::Plain {
-            return Err(Error::param(
-                "solver",
-                format!(
-                    "low-rank needs a positive semidefinite kernel; {} is not one here",
-                    kernel.name()
-                ),
-            ));
-        }
+        // The route refuses low-rank for a kernel that is not positive definite here.
         let (route, _) = self.solver.route(n, d, structure)?;
         let mut fallback_note = None;
         let fitted = if let Route::LowRank { max_rank } = route {

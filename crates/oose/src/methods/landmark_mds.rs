@@ -207,31 +207,28 @@ impl FittedLandmarkMds {
         })
     }
 
-    /// Γ rows of new points against the landmarks and, with `mutual`, the Γ among them
-    /// (−½ squared distances).
-    fn gamma(&self, new: MatRef<'_, f64>, mutual: bool) -> (Mat<f64>, Option<Mat<f64>>) {
-        let mutual = mutual.then(|| {
-            let mut g = self_sq_distances(new, Par::Seq);
-            for j in 0..g.ncols() {
-                g.col_as_slice_mut(j).iter_mut().for_each(|v| *v *= -0.5);
-            }
-            g
-        });
-        (self.similarity_rows(new), mutual)
-    }
-
     /// Joint restricted reconstruction of the rows of `new` (their mutual distances are
     /// computed), relative to the landmark configuration.
     pub fn extend_joint(&self, new: MatRef<'_, f64>) -> Result<Joint> {
-        self.core
-            .joint_of_points(new, self.landmarks.ncols(), |z, m| self.gamma(z, m))
+        self.core.joint_of_points(new, self.landmarks.ncols(), |z| {
+            let mut mutual = self_sq_distances(z, Par::Seq);
+            for j in 0..mutual.ncols() {
+                mutual
+                    .col_as_slice_mut(j)
+                    .iter_mut()
+                    .for_each(|v| *v *= -0.5);
+            }
+            (self.similarity_rows(z), mutual)
+        })
     }
 
     /// `steps + 1` points of the arc from projection to restricted reconstruction for
     /// each new point: `(point, λ, y)`.
     pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
         self.core
-            .arc_of_points(new, self.landmarks.ncols(), steps, |z, m| self.gamma(z, m))
+            .arc_of_points(new, self.landmarks.ncols(), steps, |z| {
+                self.similarity_rows(z)
+            })
     }
 
     pub(crate) fn is_consistent(&self) -> bool {

@@ -260,34 +260,32 @@ impl Cmds {
     }
 
     /// Joint restricted reconstruction of new points of an MDS-family model on points
-    /// (Isomap, landmark MDS): `gamma(z, true)` gives their Γ rows against the training
-    /// objects and the k×k Γ among them; `width` is the points' dimension.
+    /// (Isomap, landmark MDS): `gamma` gives their Γ rows against the training objects
+    /// and the k×k Γ among them; `width` is the points' dimension.
     pub(crate) fn joint_of_points(
         &self,
         new: MatRef<'_, f64>,
         width: usize,
-        gamma: impl Fn(MatRef<'_, f64>, bool) -> (Mat<f64>, Option<Mat<f64>>),
+        gamma: impl FnOnce(MatRef<'_, f64>) -> (Mat<f64>, Mat<f64>),
     ) -> Result<Joint> {
         validate::finite_nonempty("new points", new)?;
         validate::columns("new points", new, width)?;
-        let (rows, mutual) = gamma(new, true);
-        let mutual = mutual.expect("gamma gives the mutual block when asked");
+        let (rows, mutual) = gamma(new);
         Ok(self.joint_rows(rows.as_ref(), mutual.as_ref()))
     }
 
-    /// The arc of new points of an MDS-family model on points (γ(z, z) = 0); `gamma` as
-    /// for [`Cmds::joint_of_points`] (only the rows are used).
+    /// The arc of new points of an MDS-family model on points (γ(z, z) = 0) from their
+    /// Γ rows, `rows(new)`.
     pub(crate) fn arc_of_points(
         &self,
         new: MatRef<'_, f64>,
         width: usize,
         steps: usize,
-        gamma: impl Fn(MatRef<'_, f64>, bool) -> (Mat<f64>, Option<Mat<f64>>),
+        rows: impl FnOnce(MatRef<'_, f64>) -> Mat<f64>,
     ) -> Result<Vec<(usize, f64, Vec<f64>)>> {
         validate::columns("new points", new, width)?;
         validate::finite("new points", new)?;
-        let (rows, _) = gamma(new, false);
-        self.arc_rows(rows.as_ref(), &vec![0.0; new.nrows()], steps)
+        self.arc_rows(rows(new).as_ref(), &vec![0.0; new.nrows()], steps)
     }
 
     pub(crate) fn is_consistent(&self) -> bool {

@@ -1,0 +1,17 @@
+# Sourced by benches/run_*.sh: strict mode, the repository root as working directory, a
+# temporary directory ($tmp) removed on exit, the release CLI built, and two helpers.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cargo build --release -q -p oose-cli
+
+# dataset NAME N SEED FILE [FLAG…]: a built-in data set written by the CLI.
+dataset() { ./target/release/oose dataset "$1" --n "$2" --seed "$3" --output "$4" "${@:5}"; }
+
+# criterion BENCH: runs that criterion benchmark (log shown) and sets $facts to the
+# OOSE_FACTS line it prints.
+criterion() {
+  cargo bench -q -p oose-benches --bench "$1" -- --noplot 2>&1 | tee "$tmp/bench.log"
+  facts=$(grep OOSE_FACTS "$tmp/bench.log" | tail -1)
+}
