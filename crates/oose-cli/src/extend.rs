@@ -23,11 +23,17 @@ pub struct ExtendArgs {
     /// Output file (.npy or CSV; `-` = stdout).
     #[arg(long, default_value = "-")]
     output: String,
-    /// Add the per-point diagnostic columns: `residual,reconstruction_error` and the
+    /// Add the per-point diagnostic columns: `residual,reconstruction_error`, the
     /// method's own (mds family: `beta_minus_projection,objective_projection`, plus
-    /// `objective_restricted,lambda,unique` for restricted reconstruction).
+    /// `objective_restricted,lambda,unique` for restricted reconstruction), and
+    /// `novelty,novelty_pvalue,is_novel` (every model; docs/diagnostics.md).
     #[arg(long)]
     diagnostics: bool,
+    /// Level α of the `is_novel` column: a new point is flagged when its novelty
+    /// p-value is ≤ α (about a fraction α of points like the training data are
+    /// flagged). Default: the model's (0.01).
+    #[arg(long)]
+    alpha: Option<f64>,
     /// Extension strategy: projection (every model) or restricted (mds, landmark-mds,
     /// isomap, kpca).
     #[arg(long, default_value = "projection", value_parser = ["projection", "restricted"])]
@@ -86,8 +92,9 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
             .map_err(option_error)?,
         // Its presence is checked here; its values come chunk by chunk.
         kernel_diagonal: a.kernel_diagonal.as_ref().map(|_| &[][..]),
+        alpha: a.alpha,
     };
-    model.fitted().check_options(&opts).map_err(option_error)?;
+    model.check_options(&opts).map_err(option_error)?;
     // Options that couple the rows of a batch: the whole input is one batch.
     let coupled = model.fitted().batch_coupled(&opts);
     let chunk_rows = if coupled { usize::MAX } else { a.chunk_rows };

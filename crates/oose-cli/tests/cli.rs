@@ -111,19 +111,35 @@ fn fit_embedding_extend_info_round_trip() {
     let (h1, e) = read_csv(&std::fs::read_to_string(&emb).unwrap());
     let (h2, x) = read_csv(&std::fs::read_to_string(&ext).unwrap());
     assert_eq!(h1, ["c1", "c2", "c3"]);
-    assert_eq!(h2, ["c1", "c2", "c3", "residual", "reconstruction_error"]);
+    assert_eq!(
+        h2,
+        [
+            "c1",
+            "c2",
+            "c3",
+            "residual",
+            "reconstruction_error",
+            "novelty",
+            "novelty_pvalue",
+            "is_novel"
+        ]
+    );
     assert_eq!(e.len(), 150);
     for i in 0..150 {
         for j in 0..3 {
             assert!((e[i][j] - x[i][j]).abs() < 1e-10);
         }
         assert!(x[i][3] <= 1e-10 && x[i][3] >= 0.0);
+        // A training point is its own nearest neighbour: never novel at 0.01 with
+        // 150 calibration scores (its p-value is at least 2/151).
+        assert!(x[i][5] >= 0.0 && x[i][6] >= 2.0 / 151.0 && x[i][7] == 0.0);
     }
     let info = String::from_utf8(oose(&["info", &model]).stdout).unwrap();
     assert!(
         info.contains("method: kpca")
             && info.contains("epsilon: 40.0")
-            && info.contains("format_version: 1"),
+            && info.contains("format_version: 2")
+            && info.contains("novelty_calibration: 150"),
         "{info}"
     );
     // stdin → stdout, and .npy output.
@@ -733,7 +749,10 @@ fn diffusion_models_fit_extend_and_report() {
             "residual",
             "reconstruction_error",
             "relative_degree",
-            "relative_density"
+            "relative_density",
+            "novelty",
+            "novelty_pvalue",
+            "is_novel"
         ]
     );
     assert_eq!(x.len(), rows.len());

@@ -88,7 +88,12 @@ fn extension_to_python<'py>(
         PyArray1::from_vec(py, e.reconstruction_error),
     )?;
     for c in e.extra {
-        diag.set_item(c.name, PyArray1::from_vec(py, c.values))?;
+        if c.name == "is_novel" && c.values.iter().all(|v| v.is_finite()) {
+            let flags: Vec<bool> = c.values.iter().map(|&v| v != 0.0).collect();
+            diag.set_item(c.name, PyArray1::from_vec(py, flags))?;
+        } else {
+            diag.set_item(c.name, PyArray1::from_vec(py, c.values))?;
+        }
     }
     Ok((coords, diag))
 }
@@ -210,6 +215,13 @@ impl PyModel {
     }
 
     /// ||f_X||²_H per value column (interpolants only).
+    /// Leave-one-out novelty scores of the training points, ascending (the calibration
+    /// of `novelty_pvalue`), or None where the model has no novelty score.
+    #[getter]
+    fn novelty_calibration(&self) -> Option<Vec<f64>> {
+        self.inner.novelty().map(|n| n.calibration().to_vec())
+    }
+
     fn norms_squared(&self) -> Option<Vec<f64>> {
         self.inner.fitted().norms_squared().map(<[f64]>::to_vec)
     }
@@ -237,8 +249,9 @@ impl PyModel {
     /// Extends the rows of `z`: `(coordinates, diagnostics)` with diagnostics a dict of
     /// per-point arrays. `strategy` is `projection` or `restricted`; `density` and
     /// `on_isolated` override a diffusion-map model's; `kernel_diagonal` gives k(z, z)
-    /// for a precomputed kernel.
-    #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None))]
+    /// for a precomputed kernel; `alpha` is the level of `is_novel` (default: the
+    /// model's, 0.01).
+    #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None))]
     fn extend<'py>(
         &self,
         py: Python<'py>,
@@ -247,6 +260,7 @@ impl PyModel {
         density: Option<&str>,
         on_isolated: Option<&str>,
         kernel_diagonal: Option<PyReadonlyArray1<'py, f64>>,
+        alpha: Option<f64>,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
         let rows = Rows::new(&z, "X")?;
         let diag: Option<Vec<f64>> = kernel_diagonal
@@ -264,6 +278,7 @@ impl PyModel {
                 .transpose()
                 .map_err(value_error)?,
             kernel_diagonal: diag.as_deref(),
+            alpha,
         };
         let model = &self.inner;
         let e = py

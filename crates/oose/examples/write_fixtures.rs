@@ -24,7 +24,7 @@ use oose::methods::mds::{ClassicalMds, Proximity};
 use oose::methods::pca::Pca;
 use oose::methods::spectral_clustering::SpectralClustering;
 use oose::methods::OutOfSample;
-use oose::model::Model;
+use oose::model::{FittedMethod, Model};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -486,8 +486,10 @@ fn main() {
             writeln!(input, "diagonal {}", bits.join(" ")).unwrap();
         }
         std::fs::write(stem.with_extension("input"), input).unwrap();
-        let proj = match (&f.model, &f.diagonal) {
-            (Model::KernelPca(m), Some(d)) => m.extend_kernel_rows(f.input.as_ref(), Some(d)),
+        let proj = match (f.model.fitted_method(), &f.diagonal) {
+            (FittedMethod::KernelPca(m), Some(d)) => {
+                m.extend_kernel_rows(f.input.as_ref(), Some(d))
+            }
             _ => f.model.extend(f.input.as_ref()),
         }
         .unwrap();

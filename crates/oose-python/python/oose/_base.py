@@ -146,6 +146,9 @@ class OoseEstimator(BaseEstimator):
         ev = model.eigenvalues()
         if ev is not None:
             self.eigenvalues_ = np.asarray(ev)
+        cal = model.novelty_calibration
+        if cal is not None:
+            self.novelty_calibration_ = np.asarray(cal)
 
     def fit(self, X, y=None):
         """Fits the method on the rows of ``X`` (N×D points, or the N×N matrix for a
@@ -154,10 +157,10 @@ class OoseEstimator(BaseEstimator):
         self._fitted(self._fit_model(X, y))
         return self
 
-    def _extend(self, X):
+    def _extend(self, X, alpha=None):
         check_is_fitted(self, "model_")
         X = self._validate(X, reset=False)
-        return self.model_.extend(X, **self._extend_options())
+        return self.model_.extend(X, **self._extend_options(), alpha=alpha)
 
     # -- files and pickling ------------------------------------------------------------
     def save(self, path) -> None:
@@ -191,19 +194,38 @@ class OoseTransformerMixin:
     """``transform`` with optional diagnostics and ``fit_transform`` = the training
     embedding (the extension of the training points equals it to round-off)."""
 
-    def transform(self, X, return_diagnostics: bool = False):
+    def transform(self, X, return_diagnostics: bool = False, alpha=None):
         """Embeds the rows of ``X`` into the fitted embedding without refitting.
 
         Rows are independent: the result for a row does not depend on the others in
         ``X`` (except for diffusion maps with ``density="union"``).
 
-        With ``return_diagnostics=True`` returns ``(coordinates, diagnostics)`` where
-        ``diagnostics`` maps a name to one value per row: ``residual`` (k₀(z, z), the
-        squared power function: how much of the point lies outside what the training
-        set represents), ``reconstruction_error`` and the method's own columns (the
-        CLI's ``--diagnostics`` columns).
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New points (for a precomputed kernel or proximities: their rows against
+            the training objects).
+        return_diagnostics : bool, default=False
+            Also return the per-point diagnostics.
+        alpha : float in (0, 1), optional
+            Level of ``is_novel``: a row is flagged when its novelty p-value is at most
+            ``alpha``, so about a fraction ``alpha`` of rows drawn like the training
+            data are flagged. Default: the model's (0.01).
+
+        Returns
+        -------
+        coordinates : ndarray of shape (n_samples, n_components)
+        diagnostics : dict of ndarray, only with ``return_diagnostics=True``
+            One value per row: ``novelty`` (larger = less like the training data, in
+            the data's units: the mean distance to the 10 nearest training points,
+            corrected for how spread the training data is there), ``novelty_pvalue``
+            (conformal p-value against the training points' leave-one-out scores),
+            ``is_novel`` (``novelty_pvalue <= alpha``), ``residual`` (k₀(z, z), the
+            squared power function of the kernel), ``reconstruction_error`` and the
+            method's own columns (the CLI's ``--diagnostics`` columns). See
+            docs/diagnostics.md for what to threshold.
         """
-        coords, diag = self._extend(X)
+        coords, diag = self._extend(X, alpha)
         return (coords, diag) if return_diagnostics else coords
 
     def fit_transform(self, X, y=None):

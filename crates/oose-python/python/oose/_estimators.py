@@ -103,11 +103,11 @@ class KernelPCA(_StrategyOption, _Embedding):
         return self.kernel == "precomputed"
 
 
-    def transform(self, X, return_diagnostics=False, kernel_diagonal=None):
+    def transform(self, X, return_diagnostics=False, alpha=None, kernel_diagonal=None):
         """See ``OoseTransformerMixin.transform``. For a precomputed kernel,
         ``kernel_diagonal`` (the values k(z, z), one per row) enables the residual."""
         if kernel_diagonal is None:
-            return super().transform(X, return_diagnostics)
+            return super().transform(X, return_diagnostics, alpha)
         check_is_fitted(self, "model_")
         X = self._validate(X, reset=False)
         diag = _aligned(np.asarray(kernel_diagonal, dtype=np.float64).reshape(-1))
@@ -116,7 +116,9 @@ class KernelPCA(_StrategyOption, _Embedding):
                 f"kernel_diagonal: expected {X.shape[0]} values (one per row of X), "
                 f"got {diag.shape[0]}"
             )
-        coords, d = self.model_.extend(X, **self._extend_options(), kernel_diagonal=diag)
+        coords, d = self.model_.extend(
+            X, **self._extend_options(), kernel_diagonal=diag, alpha=alpha
+        )
         return (coords, d) if return_diagnostics else coords
 
 

@@ -463,6 +463,13 @@ impl Method for Interpolator {
 }
 
 impl Fitted for FittedInterpolator {
+    fn novelty(
+        &self,
+        _input: Option<crate::model::Input<'_>>,
+    ) -> Option<crate::diagnostics::novelty::Novelty> {
+        crate::diagnostics::novelty::Novelty::fit(self.x.view())
+    }
+
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {

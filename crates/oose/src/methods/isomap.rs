@@ -412,6 +412,13 @@ impl Method for Isomap {
 crate::inner_product_computing_mutual!(FittedIsomap, Isomap);
 
 impl Fitted for FittedIsomap {
+    fn novelty(
+        &self,
+        _input: Option<crate::model::Input<'_>>,
+    ) -> Option<crate::diagnostics::novelty::Novelty> {
+        crate::diagnostics::novelty::Novelty::fit(self.x.view())
+    }
+
     crate::fitted_basics!();
 
     crate::cmds_family_extension!(Isomap);

@@ -558,6 +558,14 @@ impl Method for KernelPca {
 crate::inner_product_computing_mutual!(FittedKernelPca, KernelPca);
 
 impl Fitted for FittedKernelPca {
+    fn novelty(
+        &self,
+        _input: Option<crate::model::Input<'_>>,
+    ) -> Option<crate::diagnostics::novelty::Novelty> {
+        self.training_points()
+            .and_then(crate::diagnostics::novelty::Novelty::fit)
+    }
+
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {

@@ -355,6 +355,13 @@ impl Method for SpectralClustering {
 }
 
 impl Fitted for FittedSpectralClustering {
+    fn novelty(
+        &self,
+        _input: Option<crate::model::Input<'_>>,
+    ) -> Option<crate::diagnostics::novelty::Novelty> {
+        crate::diagnostics::novelty::Novelty::fit(self.core.x.view())
+    }
+
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {

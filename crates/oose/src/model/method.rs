@@ -4,6 +4,7 @@
 //! command line and the Python binding are built from that list.
 
 use super::params::{ParamList, ParamSpec, Values};
+use crate::diagnostics::novelty::Novelty;
 use crate::error::{Error, Result};
 use crate::extend::restricted::Joint;
 use crate::extend::{Extension, Strategy};
@@ -140,6 +141,8 @@ pub struct ExtendOptions<'a> {
     pub on_isolated: Option<OnIsolated>,
     /// k(z, z) of each new row (a precomputed kernel: enables the residual).
     pub kernel_diagonal: Option<&'a [f64]>,
+    /// Level α of `is_novel` (every model; default: the model's, 0.01 unless set).
+    pub alpha: Option<f64>,
 }
 
 impl ExtendOptions<'_> {
@@ -240,6 +243,11 @@ pub trait Fitted: OutOfSample {
     fn inner_product(&self) -> Option<&dyn InnerProduct> {
         None
     }
+
+    /// The novelty score (maths §18) fitted on the training data the model keeps, or
+    /// else on `input`'s points where the method was fitted on points (`None` where
+    /// there is nothing to measure against: a precomputed kernel, similarities).
+    fn novelty(&self, input: Option<Input<'_>>) -> Option<Novelty>;
 
     /// Cluster labels of the training points (clustering methods).
     fn labels(&self) -> Option<&[usize]> {

@@ -1,7 +1,10 @@
-//! The fitted-model enum and its versioned file format.
+//! The fitted model (a [`FittedMethod`] and its novelty score) and its versioned file
+//! format.
 //!
 //! Layout (little endian): 8 magic bytes `b"OOSE\0MDL"`, format version (u32), payload
-//! length (u64), CRC-32 of the payload (u32), then the postcard-encoded [`Model`].
+//! length (u64), CRC-32 of the payload (u32), then the postcard-encoded [`Model`]
+//! (version 2: the fitted method, then the novelty score; version 1, still read: the
+//! fitted method alone, its novelty score fitted again on reading).
 //! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`].
 
 pub mod method;
@@ -10,6 +13,7 @@ pub(crate) mod specs;
 
 pub use method::{Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
 
+use crate::diagnostics::novelty::{self, check_alpha, Novelty};
 use crate::error::Error;
 use crate::error::{ModelError, Result};
 use crate::extend::restricted::Joint;
@@ -32,7 +36,7 @@ use serde::{Deserialize, Serialize};
 /// Magic bytes at the start of every model file.
 pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
 /// Newest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 
 /// The registry: every method, once. Each line names the `Model` variant, the fitted
@@ -40,33 +44,42 @@ const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 /// on-disk variant index of model files: append only (a removed method keeps its slot).
 macro_rules! registry {
     ($($(#[$doc:meta])* $variant:ident($fitted:ty) = $params:ty;)*) => {
-        /// Any fitted model.
+        /// A fitted method, any of the registered ones.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[non_exhaustive]
         // Models are few and long-lived; boxing the large variant would only add indirection.
         #[allow(clippy::large_enum_variant)]
-        pub enum Model {
+        pub enum FittedMethod {
             $($(#[$doc])* $variant($fitted),)*
         }
 
-        $(impl From<$fitted> for Model {
+        $(impl From<$fitted> for FittedMethod {
             fn from(m: $fitted) -> Self {
-                Model::$variant(m)
+                FittedMethod::$variant(m)
+            }
+        }
+
+        impl From<$fitted> for Model {
+            /// The model, with the novelty score fitted on the training data the fitted
+            /// type keeps (linear PCA and landmark MDS keep none: fit them with
+            /// [`Model::fit`] to have it).
+            fn from(m: $fitted) -> Self {
+                Model::assemble(FittedMethod::$variant(m), None)
             }
         })*
 
-        impl Model {
+        impl FittedMethod {
             /// The fitted model behind the contract.
             pub fn fitted(&self) -> &dyn Fitted {
                 match self {
-                    $(Model::$variant(m) => m,)*
+                    $(FittedMethod::$variant(m) => m,)*
                 }
             }
 
             /// The method's name as used on the command line.
             pub fn method(&self) -> &'static str {
                 match self {
-                    $(Model::$variant(_) => <$params as Method>::NAME,)*
+                    $(FittedMethod::$variant(_) => <$params as Method>::NAME,)*
                 }
             }
         }
@@ -97,6 +110,13 @@ registry! {
     Interpolate(FittedInterpolator) = Interpolator;
     /// Locally linear embedding.
     Lle(crate::methods::lle::FittedLle) = crate::methods::lle::LocallyLinearEmbedding;
+}
+
+/// A fitted model: the fitted method and the novelty score fitted with it (maths §18).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    method: FittedMethod,
+    novelty: Option<Novelty>,
 }
 
 /// A registered method, type-erased: what interfaces build their commands from.
@@ -139,16 +159,17 @@ fn resolve_of<P: Method>(v: &Values) -> Result<ParamList> {
 
 fn fit_of<P: Method>(v: &Values, input: Input<'_>) -> Result<Model>
 where
-    Model: From<P::Fitted>,
+    FittedMethod: From<P::Fitted>,
 {
     let p = P::from_values(v)?;
-    p.fit_input(input).map(Model::from)
+    let fitted = p.fit_input(input)?;
+    Ok(Model::assemble(FittedMethod::from(fitted), Some(input)))
 }
 
 impl MethodInfo {
     const fn of<P: Method>() -> MethodInfo
     where
-        Model: From<P::Fitted>,
+        FittedMethod: From<P::Fitted>,
     {
         MethodInfo {
             name: P::NAME,
@@ -181,6 +202,54 @@ impl MethodInfo {
 }
 
 impl Model {
+    /// The model of a fitted method, with its novelty score fitted on the training data
+    /// the method keeps, or else on `input`'s points.
+    fn assemble(method: FittedMethod, input: Option<Input<'_>>) -> Model {
+        let novelty = method.fitted().novelty(input);
+        Model { method, novelty }
+    }
+
+    /// The fitted method.
+    pub fn fitted_method(&self) -> &FittedMethod {
+        &self.method
+    }
+
+    /// The fitted model behind the contract.
+    pub fn fitted(&self) -> &dyn Fitted {
+        self.method.fitted()
+    }
+
+    /// The method's name as used on the command line.
+    pub fn method(&self) -> &'static str {
+        self.method.method()
+    }
+
+    /// The novelty score and its calibration (maths §18); `None` where the model has
+    /// no training data to measure against (a precomputed kernel, similarities, linear
+    /// PCA or landmark MDS built from a fitted type instead of [`Model::fit`]).
+    pub fn novelty(&self) -> Option<&Novelty> {
+        self.novelty.as_ref()
+    }
+
+    /// The same model with `is_novel` at level `alpha` ∈ (0, 1) by default (0.01 unless
+    /// set).
+    ///
+    /// ```
+    /// use oose::model::{Input, Model, params::Values};
+    /// let x = oose::datasets::s_curve(300, 0.0, 1).points;
+    /// let m = Model::fit("pca", &Values::new(), Input::Points(x.as_ref())).unwrap();
+    /// let m = m.with_novelty_alpha(0.05).unwrap();
+    /// assert_eq!(m.novelty().unwrap().alpha(), 0.05);
+    /// assert!(m.clone().with_novelty_alpha(1.5).is_err());
+    /// ```
+    pub fn with_novelty_alpha(mut self, alpha: f64) -> Result<Model> {
+        check_alpha(alpha)?;
+        if let Some(n) = self.novelty.take() {
+            self.novelty = Some(n.with_alpha(alpha)?);
+        }
+        Ok(self)
+    }
+
     /// Fits the method named `method` with parameters `values` (absent ones take their
     /// defaults) on `input`.
     ///
@@ -204,12 +273,36 @@ impl Model {
 
     /// Extends with options (strategy, density, isolated-point policy, kernel diagonal):
     /// every option the model does not support is a typed error naming it.
+    ///
+    /// Every extension carries the novelty columns `novelty`, `novelty_pvalue` and
+    /// `is_novel` (maths §18; NaN where the model has no novelty score), at the level
+    /// `opts.alpha` or the model's.
     pub fn extend_options(
         &self,
         new: MatRef<'_, f64>,
         opts: &ExtendOptions<'_>,
     ) -> Result<Extension> {
-        self.fitted().extend_options(new, opts)
+        self.check_options(opts)?;
+        let method_opts = ExtendOptions {
+            alpha: None,
+            ..*opts
+        };
+        let mut e = self.fitted().extend_options(new, &method_opts)?;
+        let scores = match &self.novelty {
+            Some(n) if n.width() == new.ncols() => Some(n.score(new, opts.alpha)?),
+            _ => None,
+        };
+        e.extra.extend(novelty::columns(scores, e.len()));
+        Ok(e)
+    }
+
+    /// Refuses, by name, every option of `opts` the model does not support and a level
+    /// α outside (0, 1) (interfaces call it before reading any data).
+    pub fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        if let Some(a) = opts.alpha {
+            check_alpha(a)?;
+        }
+        self.fitted().check_options(opts)
     }
 
     /// Extends with an explicit strategy (maths §5): projection for every model;
@@ -323,9 +416,23 @@ impl Model {
         if computed != stored {
             return Err(ModelError::Checksum { stored, computed }.into());
         }
-        let model: Model = postcard::from_bytes(payload)
-            .map_err(|e| ModelError::Corrupted(format!("payload does not decode: {e}")))?;
-        let ok = model.fitted().is_consistent();
+        let undecodable =
+            |e: postcard::Error| ModelError::Corrupted(format!("payload does not decode: {e}"));
+        let model: Model = if version == 1 {
+            // Version 1 held the fitted method only: the novelty score is fitted again
+            // from the training data the method keeps (deterministic: as at fit).
+            let method: FittedMethod = postcard::from_bytes(payload).map_err(undecodable)?;
+            if !method.fitted().is_consistent() {
+                return Err(
+                    ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
+                );
+            }
+            Model::assemble(method, None)
+        } else {
+            postcard::from_bytes(payload).map_err(undecodable)?
+        };
+        let ok = model.fitted().is_consistent()
+            && model.novelty.as_ref().is_none_or(|n| n.is_consistent());
         if !ok {
             return Err(
                 ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
@@ -345,6 +452,20 @@ impl Model {
             ("n_train".into(), self.embedding().nrows().to_string()),
         ];
         self.fitted().info(&mut v);
+        match &self.novelty {
+            Some(n) => {
+                v.push(("novelty_neighbours".into(), n.neighbours().to_string()));
+                v.push((
+                    "novelty_calibration".into(),
+                    n.calibration().len().to_string(),
+                ));
+                v.push(("novelty_alpha".into(), n.alpha().to_string()));
+            }
+            None => v.push((
+                "novelty".into(),
+                "none (no training data to measure against)".into(),
+            )),
+        }
         v
     }
 }
@@ -355,7 +476,7 @@ impl OutOfSample for Model {
     }
 
     fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
-        self.fitted().extend(new)
+        self.extend_options(new, &ExtendOptions::default())
     }
 
     fn input_width(&self) -> usize {

@@ -168,6 +168,13 @@ impl Method for LaplacianEigenmaps {
 }
 
 impl Fitted for FittedEigenmaps {
+    fn novelty(
+        &self,
+        _input: Option<crate::model::Input<'_>>,
+    ) -> Option<crate::diagnostics::novelty::Novelty> {
+        crate::diagnostics::novelty::Novelty::fit(self.core.x.view())
+    }
+
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {

@@ -375,6 +375,13 @@ impl Method for DiffusionMaps {
 }
 
 impl Fitted for FittedDiffusionMaps {
+    fn novelty(
+        &self,
+        _input: Option<crate::model::Input<'_>>,
+    ) -> Option<crate::diagnostics::novelty::Novelty> {
+        crate::diagnostics::novelty::Novelty::fit(self.core.x.view())
+    }
+
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {

@@ -477,6 +477,16 @@ impl InnerProduct for FittedMds {
 }
 
 impl Fitted for FittedMds {
+    fn novelty(
+        &self,
+        input: Option<crate::model::Input<'_>>,
+    ) -> Option<crate::diagnostics::novelty::Novelty> {
+        match self.input {
+            Proximity::Points => crate::diagnostics::novelty::Novelty::fit(self.x.view()),
+            _ => crate::diagnostics::novelty::from_input(input),
+        }
+    }
+
     crate::fitted_basics!();
 
     crate::cmds_family_extension!(ClassicalMds);
