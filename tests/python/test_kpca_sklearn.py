@@ -26,7 +26,8 @@ def test_swiss_roll_500_train_200_new(tmp_path, run):
     run("extend", model, "--input", tmp_path / "new.npy", "--output", tmp_path / "ext.csv", "--diagnostics")
     _, emb = read_csv(tmp_path / "emb.csv")
     header, ext = read_csv(tmp_path / "ext.csv")
-    assert header == ["c1", "c2", "c3", "c4", "c5", "residual", "reconstruction_error"]
+    assert header == ["c1", "c2", "c3", "c4", "c5", "residual", "reconstruction_error",
+                      "novelty", "novelty_pvalue", "is_novel"]
 
     sk = KernelPCA(n_components=5, kernel="rbf", gamma=1.0 / eps, eigen_solver="dense")
     sk_emb = sk.fit_transform(train)
