@@ -23,6 +23,16 @@ fn kpca(c: &mut Criterion) {
         "extend_m20000",
         8,
     );
+    // The same extension through the model, with the novelty columns (issue 24: at most
+    // 1.5× the time without).
+    let with_novelty = Model::from(model.clone());
+    let mut g = c.benchmark_group("kpca_swiss_roll_n5000_novelty");
+    g.sample_size(10)
+        .measurement_time(std::time::Duration::from_secs(8));
+    g.bench_function("extend_m20000", |b| {
+        b.iter(|| std::hint::black_box(with_novelty.extend(z.as_ref()).unwrap()))
+    });
+    g.finish();
     // Facts the peer comparison needs (read by run_kpca.sh).
     let eps = model.params().kernel.epsilon().unwrap();
     let vals = list(model.eigenvalues());
