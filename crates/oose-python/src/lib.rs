@@ -252,6 +252,8 @@ impl PyModel {
     /// for a precomputed kernel; `alpha` is the level of `is_novel` (default: the
     /// model's, 0.01).
     #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None))]
+    // One argument per Python keyword: the signature is the Python one.
+    #[allow(clippy::too_many_arguments)]
     fn extend<'py>(
         &self,
         py: Python<'py>,

@@ -30,7 +30,7 @@ use crate::kernel::bandwidth::median;
 use crate::linalg::stored::StoredMat;
 use crate::methods::mds::Proximity;
 use crate::model::Input;
-use crate::neighbors::knn;
+use crate::neighbors::{k_smallest, knn};
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
@@ -191,6 +191,7 @@ impl Novelty {
             Some(a) => check_alpha(a).map(|_| a)?,
             None => self.alpha,
         };
+        crate::validate::columns("new rows", new, self.width())?;
         let m = new.nrows();
         let (idx, dist) = match self.reference {
             Reference::Points => knn(new, self.points.view(), self.k, false),
@@ -303,13 +304,7 @@ fn nearest_in_row(
         .filter(|&(j, _)| Some(j) != skip)
         .map(|(j, v)| (if squared { v.max(0.0).sqrt() } else { v }, j))
         .collect();
-    let by = |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-    let k = k.min(cand.len());
-    if k < cand.len() {
-        cand.select_nth_unstable_by(k, by);
-    }
-    cand.truncate(k);
-    cand.sort_by(by);
+    k_smallest(&mut cand, k);
     cand.into_iter().map(|(d, j)| (j, d)).unzip()
 }
 
@@ -421,5 +416,8 @@ mod tests {
             assert!(e.contains("alpha"), "{e}");
         }
         assert_eq!(nov.clone().with_alpha(0.05).unwrap().alpha(), 0.05);
+        let wide = Mat::<f64>::zeros(2, 4);
+        let e = nov.score(wide.as_ref(), None).unwrap_err().to_string();
+        assert!(e.contains("new rows"), "{e}");
     }
 }

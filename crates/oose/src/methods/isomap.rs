@@ -412,11 +412,8 @@ impl Method for Isomap {
 crate::inner_product_computing_mutual!(FittedIsomap, Isomap);
 
 impl Fitted for FittedIsomap {
-    fn novelty(
-        &self,
-        _input: Option<crate::model::Input<'_>>,
-    ) -> Option<crate::diagnostics::novelty::Novelty> {
-        crate::diagnostics::novelty::Novelty::fit(self.x.view())
+    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
+        Some(self.x.view())
     }
 
     crate::fitted_basics!();

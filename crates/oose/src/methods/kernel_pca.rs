@@ -266,11 +266,6 @@ impl FittedKernelPca {
         self.residual.rank()
     }
 
-    /// The training points (None for a precomputed kernel).
-    pub fn training_points(&self) -> Option<MatRef<'_, f64>> {
-        (self.params.kernel != Kernel::Precomputed).then(|| self.x.view())
-    }
-
     /// Number of training points N.
     pub fn n_train(&self) -> usize {
         self.n_train
@@ -558,6 +553,13 @@ impl Method for KernelPca {
 crate::inner_product_computing_mutual!(FittedKernelPca, KernelPca);
 
 impl Fitted for FittedKernelPca {
+    /// None for a precomputed kernel.
+    fn training_points(&self) -> Option<MatRef<'_, f64>> {
+        (self.params.kernel != Kernel::Precomputed).then(|| self.x.view())
+    }
+
+    /// The kept training points; never the fitting input, which for a precomputed
+    /// kernel is the kernel matrix, not points.
     fn novelty(
         &self,
         _input: Option<crate::model::Input<'_>>,

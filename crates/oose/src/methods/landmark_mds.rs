@@ -320,13 +320,6 @@ impl Method for LandmarkMds {
 crate::inner_product_computing_mutual!(FittedLandmarkMds, LandmarkMds);
 
 impl Fitted for FittedLandmarkMds {
-    fn novelty(
-        &self,
-        input: Option<crate::model::Input<'_>>,
-    ) -> Option<crate::diagnostics::novelty::Novelty> {
-        crate::diagnostics::novelty::from_input(input)
-    }
-
     crate::fitted_basics!();
 
     crate::cmds_family_extension!(LandmarkMds);

@@ -240,13 +240,6 @@ impl Method for Pca {
 }
 
 impl Fitted for FittedPca {
-    fn novelty(
-        &self,
-        input: Option<crate::model::Input<'_>>,
-    ) -> Option<crate::diagnostics::novelty::Novelty> {
-        crate::diagnostics::novelty::from_input(input)
-    }
-
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {

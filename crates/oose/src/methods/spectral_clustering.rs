@@ -355,11 +355,8 @@ impl Method for SpectralClustering {
 }
 
 impl Fitted for FittedSpectralClustering {
-    fn novelty(
-        &self,
-        _input: Option<crate::model::Input<'_>>,
-    ) -> Option<crate::diagnostics::novelty::Novelty> {
-        crate::diagnostics::novelty::Novelty::fit(self.core.x.view())
+    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
+        Some(self.core.x.view())
     }
 
     crate::fitted_basics!();

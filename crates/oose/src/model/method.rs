@@ -244,10 +244,20 @@ pub trait Fitted: OutOfSample {
         None
     }
 
-    /// The novelty score (maths §18) fitted on the training data the model keeps, or
-    /// else on `input`'s points where the method was fitted on points (`None` where
-    /// there is nothing to measure against: a precomputed kernel, similarities).
-    fn novelty(&self, input: Option<Input<'_>>) -> Option<Novelty>;
+    /// The training points the model keeps (N×D), where it keeps them.
+    fn training_points(&self) -> Option<MatRef<'_, f64>> {
+        None
+    }
+
+    /// The novelty score (maths §18): fitted on the training points the model keeps,
+    /// or else on the fitting `input` (points or dissimilarities; `None` where there is
+    /// nothing to measure against: similarities, no input).
+    fn novelty(&self, input: Option<Input<'_>>) -> Option<Novelty> {
+        match self.training_points() {
+            Some(x) => Novelty::fit(x),
+            None => crate::diagnostics::novelty::from_input(input),
+        }
+    }
 
     /// Cluster labels of the training points (clustering methods).
     fn labels(&self) -> Option<&[usize]> {

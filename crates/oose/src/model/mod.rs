@@ -288,9 +288,11 @@ impl Model {
             ..*opts
         };
         let mut e = self.fitted().extend_options(new, &method_opts)?;
+        // The method has checked the width of `new` against what its rows hold, which
+        // is what the novelty score measures.
         let scores = match &self.novelty {
-            Some(n) if n.width() == new.ncols() => Some(n.score(new, opts.alpha)?),
-            _ => None,
+            Some(n) => Some(n.score(new, opts.alpha)?),
+            None => None,
         };
         e.extra.extend(novelty::columns(scores, e.len()));
         Ok(e)

@@ -60,14 +60,7 @@ pub fn knn_brute(
                         cand.push((d2[(i, j)], j));
                     }
                 }
-                let kk = k.min(cand.len());
-                let by =
-                    |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-                if kk < cand.len() {
-                    cand.select_nth_unstable_by(kk, by);
-                }
-                cand.truncate(kk);
-                cand.sort_by(by);
+                k_smallest(&mut cand, k);
                 idx.push(cand.iter().map(|c| c.1).collect());
                 dist.push(cand.iter().map(|c| c.0.sqrt()).collect());
             }
@@ -81,6 +74,18 @@ pub fn knn_brute(
         dist.extend(d);
     }
     (idx, dist)
+}
+
+/// Keeps the k smallest `(distance, index)` candidates, nearest first (ties by index;
+/// NaN last).
+pub(crate) fn k_smallest(cand: &mut Vec<(f64, usize)>, k: usize) {
+    let by = |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    let k = k.min(cand.len());
+    if k < cand.len() {
+        cand.select_nth_unstable_by(k, by);
+    }
+    cand.truncate(k);
+    cand.sort_by(by);
 }
 
 /// An undirected weighted graph in compressed sparse row form.

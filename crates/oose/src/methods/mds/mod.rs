@@ -477,14 +477,8 @@ impl InnerProduct for FittedMds {
 }
 
 impl Fitted for FittedMds {
-    fn novelty(
-        &self,
-        input: Option<crate::model::Input<'_>>,
-    ) -> Option<crate::diagnostics::novelty::Novelty> {
-        match self.input {
-            Proximity::Points => crate::diagnostics::novelty::Novelty::fit(self.x.view()),
-            _ => crate::diagnostics::novelty::from_input(input),
-        }
+    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
+        (self.input == Proximity::Points).then(|| self.x.view())
     }
 
     crate::fitted_basics!();
