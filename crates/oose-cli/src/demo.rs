@@ -2,7 +2,7 @@
 //! fit on 90 %, extend the other 10 %, compare with retraining (maths §9), residual
 //! statistics, and a plot.
 
-use crate::{plot, CliError};
+use crate::{plot, say, CliError};
 use clap::{Args, ValueEnum};
 use oose::datasets::{select_rows, split_indices, swiss_roll};
 use oose::diagnostics::retrain::compare_with_retraining;
@@ -72,13 +72,13 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     let (tr, ho) = split_indices(a.n, 0.1, a.seed.wrapping_add(1));
     let x = select_rows(data.points.as_ref(), &tr);
     let z = select_rows(data.points.as_ref(), &ho);
-    println!(
+    say!(
         "oose demo: Swiss roll, {} points (noise 0.05, seed {}): {} training, {} new",
         a.n,
         a.seed,
         x.nrows(),
         z.nrows()
-    );
+    )?;
 
     let t0 = Instant::now();
     let model = fit(a.method, x.as_ref())?;
@@ -104,18 +104,18 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     .iter()
     .filter_map(|k| get(k).map(|v| format!("{k} = {v}")))
     .collect();
-    println!(
+    say!(
         "method: {about}, {} components; {}",
         model.n_components(),
         used.join(", ")
-    );
-    println!("eigenvalues: {}", get("eigenvalues").unwrap_or_default());
-    println!(
+    )?;
+    say!("eigenvalues: {}", get("eigenvalues").unwrap_or_default())?;
+    say!(
         "fit: {:.3} s   extend {} points: {:.4} s",
         t_fit,
         z.nrows(),
         t_ext
-    );
+    )?;
 
     // Retrain on X ∪ Z (training rows first) and compare (maths §9).
     let mut all = Mat::<f64>::zeros(x.nrows() + z.nrows(), 3);
@@ -131,25 +131,26 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         ext.coordinates.as_ref(),
         retrained.embedding(),
     )?;
-    println!("retraining on all {} points: {:.3} s", all.nrows(), t_re);
-    println!(
+    say!("retraining on all {} points: {:.3} s", all.nrows(), t_re)?;
+    say!(
         "relative extension error: {:.3e}   training drift: {:.3e}   (maths §9, after Procrustes)",
-        cmp.relative_extension_error, cmp.training_drift
-    );
+        cmp.relative_extension_error,
+        cmp.training_drift
+    )?;
     let has_residual = ext.residual.iter().any(|r| !r.is_nan());
     if has_residual {
         let (lo, med, hi) = stats(&ext.residual);
-        println!("residual k0(z,z) of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}");
+        say!("residual k0(z,z) of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}")?;
     } else if a.method == DemoMethod::Dmaps {
-        println!(
+        say!(
             "residual k0(z,z): not computed for a sparse kernel (fit with residual on to get it)"
-        );
+        )?;
     } else {
-        println!("residual k0(z,z): n/a (geodesic similarities are not positive semidefinite)");
+        say!("residual k0(z,z): n/a (geodesic similarities are not positive semidefinite)")?;
     }
     if let Some(c) = ext.extra.iter().find(|c| c.name == "relative_density") {
         let (lo, med, hi) = stats(&c.values);
-        println!("relative density q(z)/median q(x) of new points: min {lo:.3}  median {med:.3}  max {hi:.3}");
+        say!("relative density q(z)/median q(x) of new points: min {lo:.3}  median {med:.3}  max {hi:.3}")?;
         let far = Mat::from_fn(1, 3, |_, j| [60.0, 60.0, 60.0][j]);
         let far_ext = model.extend(far.as_ref())?;
         let v = far_ext
@@ -157,30 +158,30 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
             .iter()
             .find(|c| c.name == "relative_density")
             .map_or(f64::NAN, |c| c.values[0]);
-        println!("a point far from the roll (60, 60, 60): relative density {v:.3e}");
+        say!("a point far from the roll (60, 60, 60): relative density {v:.3e}")?;
     }
     let (lo, med, hi) = stats(&ext.reconstruction_error);
-    println!("reconstruction error of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}");
+    say!("reconstruction error of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}")?;
     let train_ext = model.extend(x.as_ref())?;
     let exact =
         (&train_ext.coordinates - model.embedding()).norm_max() / model.embedding().norm_max();
     if has_residual {
         let (_, _, rmax) = stats(&train_ext.residual);
-        println!(
+        say!(
             "training points extended: max relative deviation {exact:.1e}, max residual {rmax:.1e}"
-        );
+        )?;
         // (For MDS of 3-D points the residual is the distance² to the affine hull of
         // the data, all of R³: 0 everywhere, so the far point says nothing there.)
         if model.method() != "mds" {
             let far = Mat::from_fn(1, 3, |_, j| [60.0, 60.0, 60.0][j]);
             let far_ext = model.extend(far.as_ref())?;
-            println!(
+            say!(
                 "a point far from the roll (60, 60, 60): residual {:.6}",
                 far_ext.residual[0]
-            );
+            )?;
         }
     } else {
-        println!("training points extended: max relative deviation {exact:.1e}");
+        say!("training points extended: max relative deviation {exact:.1e}")?;
     }
     if !matches!(a.method, DemoMethod::Pca | DemoMethod::Dmaps) {
         restricted_section(&model, x.as_ref())?;
@@ -217,7 +218,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         &logres,
         label,
     )?;
-    println!("wrote {}", png.display());
+    say!("wrote {}", png.display())?;
     Ok(())
 }
 
@@ -259,16 +260,16 @@ fn restricted_section(model: &Model, x: MatRef<'_, f64>) -> Result<(), CliError>
             .join(", ")
     };
     let axis = ["x", "y", "z"][k];
-    println!(
+    say!(
         "an object sticking out of the embedding (data centre + 30 along {axis}): beta - |y_proj|^2 = {:.4}",
         col(&r, "beta_minus_projection")
-    );
-    println!(
+    )?;
+    say!(
         "  projection              y = ({})   objective {:.6e}",
         fmt(&p),
         col(&r, "objective_projection")
-    );
-    println!(
+    )?;
+    say!(
         "  restricted reconstruction y* = ({})   objective {:.6e}   lambda* = {:.4}{}",
         fmt(&r),
         col(&r, "objective_restricted"),
@@ -278,7 +279,7 @@ fn restricted_section(model: &Model, x: MatRef<'_, f64>) -> Result<(), CliError>
         } else {
             " (not unique)"
         }
-    );
+    )?;
     {
         let arc = model.arc(obj, 4)?;
         let pts: Vec<String> = arc
@@ -294,7 +295,7 @@ fn restricted_section(model: &Model, x: MatRef<'_, f64>) -> Result<(), CliError>
                 )
             })
             .collect();
-        println!("  arc from projection to restricted: {}", pts.join("; "));
+        say!("  arc from projection to restricted: {}", pts.join("; "))?;
         seed_example_2()?;
     }
     Ok(())
@@ -319,13 +320,13 @@ fn seed_example_2() -> Result<(), CliError> {
         .iter()
         .find(|c| c.name == "lambda")
         .map_or(f64::NAN, |c| c.values[0]);
-    println!(
+    say!(
         "[Trosset 2025] Example 2 (4 objects, Lambda = (50, 32), beta = 400): projection ({:.4}, {:.4}), \
          restricted ({:.4}, {:.4}), lambda* = {lambda:.4} (hard case, not unique)",
         p.coordinates[(0, 0)].abs(),
         p.coordinates[(0, 1)].abs(),
         r.coordinates[(0, 0)].abs(),
         r.coordinates[(0, 1)].abs()
-    );
+    )?;
     Ok(())
 }

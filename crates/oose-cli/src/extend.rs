@@ -6,9 +6,11 @@ use crate::io::{MatrixReader, MatrixWriter};
 use crate::{check_width, load_model, progress, CliError};
 use clap::Args;
 use oose::extend::Strategy;
+use oose::faer::Mat;
 use oose::methods::diffusion_maps::{Density, OnIsolated};
 use oose::methods::OutOfSample;
 use oose::model::{ExtendOptions, Model};
+use std::sync::mpsc;
 
 #[derive(Args)]
 pub struct ExtendArgs {
@@ -98,7 +100,8 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
     // Options that couple the rows of a batch: the whole input is one batch.
     let coupled = model.fitted().batch_coupled(&opts);
     let chunk_rows = if coupled { usize::MAX } else { a.chunk_rows };
-    let mut input = MatrixReader::open(&a.input)?;
+    let input = MatrixReader::open(&a.input)?;
+    let input_name = input.name().to_string();
     let mut diag = a
         .kernel_diagonal
         .as_deref()
@@ -108,22 +111,11 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
     let mut out: Option<MatrixWriter> = None;
     let spin = progress::Spinner::start("extending");
     let mut rows = 0usize;
-    while let Some(chunk) = input.next_chunk(chunk_rows)? {
-        check_width(&model, chunk.ncols(), input.name())?;
+    let chunks = Chunks::start(input, chunk_rows);
+    while let Some(chunk) = chunks.next()? {
+        check_width(&model, chunk.ncols(), &input_name)?;
         let dv: Option<Vec<f64>> = match diag.as_mut() {
-            Some(dr) => {
-                let dv = dr.next_chunk(chunk.nrows())?.ok_or_else(|| {
-                    CliError::data(format!("{}: fewer rows than {}", dr.name(), input.name()))
-                })?;
-                if dv.ncols() != 1 || dv.nrows() != chunk.nrows() {
-                    return Err(CliError::data(format!(
-                        "{}: expected one value per row of {}",
-                        dr.name(),
-                        input.name()
-                    )));
-                }
-                Some((0..dv.nrows()).map(|i| dv[(i, 0)]).collect())
-            }
+            Some(dr) => Some(diagonal_rows(dr, chunk.nrows(), &input_name)?),
             None => None,
         };
         let chunk_opts = ExtendOptions {
@@ -134,7 +126,7 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
             .extend_options(chunk.as_ref(), &chunk_opts)
             .map_err(|e| {
                 let mut e = CliError::from(e);
-                e.message = format!("{}: {}", input.name(), row_offset_message(&e.message, rows));
+                e.message = format!("{input_name}: {}", row_offset_message(&e.message, rows));
                 e
             })?;
         let mut cols: Vec<Vec<f64>> = (0..d)
@@ -155,7 +147,11 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
             out = Some(MatrixWriter::create(&a.output, &names)?);
         }
         let refs: Vec<&[f64]> = cols.iter().map(|c| c.as_slice()).collect();
-        out.as_mut().expect("created above").write_rows(&refs)?;
+        let w = out.as_mut().expect("created above");
+        w.write_rows(&refs)?;
+        // Every chunk reaches the reader as soon as it is done (a stream's consumer
+        // must not wait for the next 16384 rows).
+        w.flush()?;
         rows += chunk.nrows();
         spin.inc(chunk.nrows());
     }
@@ -163,9 +159,112 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
     match out {
         Some(o) if rows > 0 => o.finish(),
         _ => Err(CliError::data(format!(
-            "{}: empty input (no data rows)",
-            input.name()
+            "{input_name}: empty input (no data rows)"
         ))),
+    }
+}
+
+/// The kernel diagonal's next `n` values, one per row of the input.
+fn diagonal_rows(dr: &mut MatrixReader, n: usize, input: &str) -> Result<Vec<f64>, CliError> {
+    let mut v = Vec::with_capacity(n);
+    while v.len() < n {
+        let part = dr
+            .next_chunk(n - v.len())?
+            .ok_or_else(|| CliError::data(format!("{}: fewer rows than {input}", dr.name())))?;
+        if part.ncols() != 1 {
+            return Err(CliError::data(format!(
+                "{}: expected one value per row of {input}",
+                dr.name()
+            )));
+        }
+        v.extend((0..part.nrows()).map(|i| part[(i, 0)]));
+    }
+    if let Some((i, x)) = v.iter().enumerate().find(|(_, x)| **x < 0.0) {
+        return Err(CliError::data(format!(
+            "{}: value {x} for a new row is negative (k(z, z) ≥ 0 for a positive \
+             semidefinite kernel; row {} of this chunk)",
+            dr.name(),
+            i + 1
+        )));
+    }
+    Ok(v)
+}
+
+/// Rows read on their own thread and handed over in blocks: the extension of one chunk
+/// overlaps the parsing of the next, and a chunk is cut short when the input pauses,
+/// so a stream's rows come out promptly whatever the chunk size.
+struct Chunks {
+    blocks: mpsc::Receiver<Result<Mat<f64>, CliError>>,
+    chunk_rows: usize,
+}
+
+/// Rows per block handed over by the reading thread.
+const BLOCK_ROWS: usize = 1024;
+
+impl Chunks {
+    fn start(mut input: MatrixReader, chunk_rows: usize) -> Chunks {
+        let (tx, rx) = mpsc::sync_channel(64);
+        let block = BLOCK_ROWS.min(chunk_rows);
+        std::thread::spawn(move || loop {
+            match input.next_chunk(block) {
+                Ok(Some(m)) => {
+                    if tx.send(Ok(m)).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => return,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        });
+        Chunks {
+            blocks: rx,
+            chunk_rows,
+        }
+    }
+
+    /// The next chunk: what is waiting, at least one block and at most about
+    /// `chunk_rows` rows (all rows when `chunk_rows` is unbounded); `None` at the end.
+    fn next(&self) -> Result<Option<Mat<f64>>, CliError> {
+        let Ok(first) = self.blocks.recv() else {
+            return Ok(None);
+        };
+        let first = first?;
+        let mut parts = vec![first];
+        let mut n = parts[0].nrows();
+        while n < self.chunk_rows {
+            let next = if self.chunk_rows == usize::MAX {
+                // Coupled rows: the whole input is one batch.
+                match self.blocks.recv() {
+                    Ok(b) => b,
+                    Err(_) => break,
+                }
+            } else {
+                match self.blocks.try_recv() {
+                    Ok(b) => b,
+                    Err(_) => break,
+                }
+            };
+            let b = next?;
+            n += b.nrows();
+            parts.push(b);
+        }
+        if parts.len() == 1 {
+            return Ok(parts.pop());
+        }
+        let mut all = Mat::<f64>::zeros(n, parts[0].ncols());
+        let mut at = 0;
+        for p in parts {
+            // The reader keeps one width (ragged rows are its error).
+            debug_assert_eq!(p.ncols(), all.ncols());
+            all.as_mut()
+                .subrows_mut(at, p.nrows())
+                .copy_from(p.as_ref());
+            at += p.nrows();
+        }
+        Ok(Some(all))
     }
 }
 

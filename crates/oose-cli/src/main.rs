@@ -5,63 +5,16 @@
 mod demo;
 mod extend;
 mod fit;
-mod io;
 mod plot;
 mod progress;
 mod report;
+
+pub use oose_cli::{io, say, CliError};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use oose::methods::OutOfSample;
 use oose::model::Model;
 use std::process::ExitCode;
-
-/// An error to report: its message and the exit status.
-#[derive(Debug)]
-pub struct CliError {
-    /// 2 = bad usage, 1 = bad data or files.
-    pub code: u8,
-    /// One line naming the culprit.
-    pub message: String,
-}
-
-impl CliError {
-    /// Bad data or files (exit status 1).
-    pub fn data(message: impl Into<String>) -> Self {
-        CliError {
-            code: 1,
-            message: message.into(),
-        }
-    }
-
-    /// Bad usage (exit status 2).
-    pub fn usage(message: impl Into<String>) -> Self {
-        CliError {
-            code: 2,
-            message: message.into(),
-        }
-    }
-}
-
-impl CliError {
-    /// Prefixes the message with the file it is about.
-    pub fn in_file(mut self, file: &str) -> Self {
-        self.message = format!("{file}: {}", self.message);
-        self
-    }
-}
-
-impl From<oose::Error> for CliError {
-    fn from(e: oose::Error) -> Self {
-        let code = match e {
-            oose::Error::InvalidParameter { .. } | oose::Error::Unsupported(_) => 2,
-            _ => 1,
-        };
-        CliError {
-            code,
-            message: e.to_string(),
-        }
-    }
-}
 
 #[derive(Parser)]
 #[command(
@@ -160,6 +113,14 @@ enum DatasetName {
     CircleS1,
 }
 
+/// One line on stderr; a stderr that cannot be written is not worth a panic.
+macro_rules! complain {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 fn main() -> ExitCode {
     // A bug must still end in one line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
@@ -169,7 +130,7 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        eprintln!("oose: internal error (please report): {msg}");
+        complain!("oose: internal error (please report): {msg}");
     }));
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -192,7 +153,7 @@ fn main() -> ExitCode {
                 .next()
                 .unwrap_or("bad usage")
                 .trim_start_matches("error: ");
-            eprintln!("oose: {first} (see `oose --help`)");
+            complain!("oose: {first} (see `oose --help`)");
             return ExitCode::from(2);
         }
     };
@@ -200,8 +161,9 @@ fn main() -> ExitCode {
         std::panic::catch_unwind(|| run(cli)).unwrap_or_else(|_| Err(CliError::data("aborted")));
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("oose: {}", e.message.replace('\n', " "));
+            complain!("oose: {}", e.message.replace('\n', " "));
             ExitCode::from(e.code)
         }
     }
@@ -220,7 +182,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Info { model } => {
             let m = load_model(&model)?;
             for (k, v) in m.info() {
-                println!("{k}: {v}");
+                say!("{k}: {v}")?;
             }
             Ok(())
         }

@@ -2,7 +2,7 @@
 //! printed as `key: value` lines.
 
 use crate::io::MatrixReader;
-use crate::{check_width, fit, load_model, CliError};
+use crate::{check_width, fit, load_model, say, CliError};
 
 /// `oose fit METHOD …`: fits and writes the model.
 pub fn fit(args: &[String]) -> Result<(), CliError> {
@@ -37,14 +37,14 @@ pub fn compare(args: &[String]) -> Result<(), CliError> {
         (Err(_), Some(e)) => return Err(e),
         (Err(e), None) => return Err(e.into()),
     };
-    println!("method: {}", m.name);
-    println!("n_train: {}", c.n_train);
-    println!("n_new: {}", c.n_new);
-    println!(
+    say!("method: {}", m.name)?;
+    say!("n_train: {}", c.n_train)?;
+    say!("n_new: {}", c.n_new)?;
+    say!(
         "relative_extension_error: {:?}",
         c.comparison.relative_extension_error
-    );
-    println!("training_drift: {:?}", c.comparison.training_drift);
+    )?;
+    say!("training_drift: {:?}", c.comparison.training_drift)?;
     Ok(())
 }
 
@@ -63,16 +63,16 @@ pub fn theory(model: &str, input: &str) -> Result<(), CliError> {
     check_width(&m, z.ncols(), input)?;
     let d = batch_discrepancy(&kernel, x, z.as_ref(), tol)?;
     let il = interlacing(&kernel, x, z.as_ref(), tol)?;
-    println!("n_train: {}", x.nrows());
-    println!("n_new: {}", z.nrows());
-    println!("discrepancy: {:?}", d.discrepancy);
-    println!("identity: {:?}", d.identity);
-    println!("bound: {:?}", d.bound);
-    println!("seed_bound: {:?}", d.seed_bound);
-    println!("trace_residual: {:?}", d.trace_residual);
-    println!("max_residual: {:?}", d.max_residual);
-    println!("exact: {}", d.exact);
-    println!("interlacing_worst_violation: {:?}", il.worst_violation);
-    println!("residual_norm: {:?}", il.residual_norm);
+    say!("n_train: {}", x.nrows())?;
+    say!("n_new: {}", z.nrows())?;
+    say!("discrepancy: {:?}", d.discrepancy)?;
+    say!("identity: {:?}", d.identity)?;
+    say!("bound: {:?}", d.bound)?;
+    say!("seed_bound: {:?}", d.seed_bound)?;
+    say!("trace_residual: {:?}", d.trace_residual)?;
+    say!("max_residual: {:?}", d.max_residual)?;
+    say!("exact: {}", d.exact)?;
+    say!("interlacing_worst_violation: {:?}", il.worst_violation)?;
+    say!("residual_norm: {:?}", il.residual_norm)?;
     Ok(())
 }

@@ -1,0 +1,288 @@
+//! Hostile input to the command-line tool (one test per finding of the hostile-input
+//! probe): lying `.npy` headers, endless lines, write failures, streams that pause.
+//! Every failure is exit 1 or 2 with one stderr line naming the culprit, never a panic.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn oose(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oose"))
+        .args(args)
+        .output()
+        .expect("run oose")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("oose-hostile-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn path(d: &std::path::Path, f: &str) -> String {
+    d.join(f).to_string_lossy().to_string()
+}
+
+/// Exit status `code` and one stderr line containing `needle`, no panic.
+fn fails(out: &Output, code: i32, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
+    assert!(!err.contains("internal error") && !err.contains("panicked"));
+}
+
+/// A `.npy` file whose header says `shape` (and `fortran`) followed by `data`.
+fn npy(file: &str, shape: &str, fortran: bool, data: &[u8]) {
+    let mut h = format!(
+        "{{'descr': '<f8', 'fortran_order': {}, 'shape': {shape}, }}",
+        if fortran { "True" } else { "False" }
+    );
+    while h.len() < 117 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    b.extend_from_slice(h.as_bytes());
+    b.extend_from_slice(data);
+    std::fs::write(file, b).unwrap();
+}
+
+/// A kernel PCA model on 120 Swiss-roll points, and the training file.
+fn model(d: &std::path::Path) -> (String, String) {
+    let (train, m) = (path(d, "train.csv"), path(d, "k.oose"));
+    let ok = oose(&["dataset", "swiss-roll", "--n", "120", "--output", &train]);
+    assert!(ok.status.success());
+    let ok = oose(&["fit", "kpca", "--input", &train, "--output", &m]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    (train, m)
+}
+
+#[test]
+fn npy_headers_that_promise_more_than_the_file_holds_are_refused() {
+    let d = dir("npy");
+    let (_, m) = model(&d);
+    let f = path(&d, "x.npy");
+    let cases: [(&str, bool, &str); 5] = [
+        ("(2, 1000000000000)", false, "coordinates per row"),
+        (
+            "(1000000000000, 2)",
+            true,
+            "needs 16000000000000 bytes, the file has 64",
+        ),
+        ("(1000000000000, 3)", false, "needs 24000000000000 bytes"),
+        ("(4294967296, 4294967296)", false, "coordinates per row"),
+        ("(1, 2305843009213693952)", false, "coordinates per row"),
+    ];
+    for (shape, fortran, needle) in cases {
+        npy(&f, shape, fortran, &[0u8; 64]);
+        fails(&oose(&["extend", &m, "--input", &f]), 1, needle);
+        let out = path(&d, "m2.oose");
+        fails(
+            &oose(&["fit", "pca", "--input", &f, "--output", &out]),
+            1,
+            needle,
+        );
+    }
+    // (9223372036854775807, 3) × 8 bytes overflows u64.
+    npy(&f, "(9223372036854775807, 3)", false, &[0u8; 64]);
+    fails(&oose(&["extend", &m, "--input", &f]), 1, "overflows");
+    // Exactly what the header promises, then more: trailing bytes are refused.
+    let row: Vec<u8> = [1.0f64, 2.0, 3.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let mut data = row.clone();
+    data.extend_from_slice(b"junk");
+    npy(&f, "(1, 3)", false, &data);
+    fails(
+        &oose(&["extend", &m, "--input", &f]),
+        1,
+        "4 bytes after the .npy data",
+    );
+    npy(&f, "(1, 3)", false, &row);
+    assert!(oose(&["extend", &m, "--input", &f]).status.success());
+    npy(&f, "(5, 0)", false, &[]);
+    fails(
+        &oose(&["extend", &m, "--input", &f]),
+        1,
+        "rows without coordinates",
+    );
+}
+
+#[test]
+fn a_line_without_end_is_refused_at_the_cap_and_a_bom_is_read() {
+    let d = dir("csv");
+    let (_, m) = model(&d);
+    // 65 MiB of zero bytes without a line break.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oose"))
+        .args(["extend", &m])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let block = vec![0u8; 1 << 20];
+        for _ in 0..65 {
+            if stdin.write_all(&block).is_err() {
+                break;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    fails(&out, 1, "<stdin>: line 1: longer than 64 MiB");
+    let f = path(&d, "bom.csv");
+    std::fs::write(&f, "\u{feff}1,2,3\n4,5,6\n").unwrap();
+    let out = oose(&["extend", &m, "--input", &f]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);
+    std::fs::write(&f, b"1,2,3\n\xff\xfe,1,1\n").unwrap();
+    fails(
+        &oose(&["extend", &m, "--input", &f]),
+        1,
+        "line 2: not UTF-8 text",
+    );
+}
+
+#[test]
+fn write_failures_are_named_and_a_closed_pipe_ends_quietly() {
+    let d = dir("write");
+    let (train, m) = model(&d);
+    if std::path::Path::new("/dev/full").exists() {
+        for args in [
+            vec!["info", m.as_str()],
+            vec!["extend", m.as_str(), "--input", train.as_str()],
+            vec!["embedding", m.as_str()],
+            vec!["dataset", "helix", "--n", "10"],
+            vec!["compare", "pca", "--input", train.as_str()],
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_oose"))
+                .args(&args)
+                .stdout(std::fs::File::create("/dev/full").unwrap())
+                .output()
+                .unwrap();
+            fails(&out, 1, "<stdout>: cannot write: No space left on device");
+        }
+        let out = oose(&["extend", &m, "--input", &train, "--output", "/dev/full"]);
+        fails(&out, 1, "/dev/full: cannot write");
+    }
+    // The reader takes one line and goes away: no message, success.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oose"))
+        .args(["dataset", "swiss-roll", "--n", "200000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first.trim(), "c1,c2,c3");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_stream_sees_each_row_before_its_input_ends() {
+    let d = dir("stream");
+    let (_, m) = model(&d);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oose"))
+        .args(["extend", &m])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        for l in lines.by_ref() {
+            if tx.send(l.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    for round in 0..3 {
+        // One row, and the producer pauses with the pipe open.
+        writeln!(stdin, "{}.5,1,2", round).unwrap();
+        stdin.flush().unwrap();
+        if round == 0 {
+            let header = rx.recv_timeout(Duration::from_secs(60)).unwrap();
+            assert!(header.starts_with("c1,"));
+        }
+        let row = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the row comes out while the input is still open");
+        assert_eq!(row.split(',').count(), 2, "{row}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_negative_kernel_diagonal_is_refused() {
+    let d = dir("diag");
+    let x = path(&d, "x.csv");
+    let ok = oose(&["dataset", "helix", "--n", "40", "--output", &x]);
+    assert!(ok.status.success());
+    // A linear kernel matrix of the points, fitted as a precomputed kernel.
+    let text = std::fs::read_to_string(&x).unwrap();
+    let pts: Vec<Vec<f64>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
+    let gram: String = pts
+        .iter()
+        .map(|a| {
+            pts.iter()
+                .map(|b| format!("{:?}", dot(a, b)))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    let (k, m, diag) = (path(&d, "k.csv"), path(&d, "k.oose"), path(&d, "diag.csv"));
+    std::fs::write(&k, &gram).unwrap();
+    let ok = oose(&[
+        "fit",
+        "kpca",
+        "--kernel",
+        "precomputed",
+        "--similarities",
+        &k,
+        "--output",
+        &m,
+    ]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let rows: String = gram.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&x, rows).unwrap();
+    std::fs::write(&diag, "1.0\n-3.0\n").unwrap();
+    let out = oose(&["extend", &m, "--input", &x, "--kernel-diagonal", &diag]);
+    fails(&out, 1, "negative");
+}
