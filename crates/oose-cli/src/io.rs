@@ -93,8 +93,21 @@ impl MatrixReader {
             let size = meta.filter(|m| m.is_file()).map(|m| m.len());
             (Box::new(f), size, regular)
         };
+        Self::from_reader(name, input, is_npy(path), size, !regular)
+    }
+
+    /// Reads `input`, named `name` in messages: `.npy` when `npy`, else CSV. `size` is
+    /// the number of bytes it holds where that is known (a regular file); `prompt`
+    /// ends chunks early when no more input is waiting (pipes).
+    pub fn from_reader(
+        name: String,
+        input: Box<dyn Read + Send>,
+        npy: bool,
+        size: Option<u64>,
+        prompt: bool,
+    ) -> Result<Self, CliError> {
         let input = BufReader::with_capacity(1 << 16, input);
-        let mut r = if is_npy(path) {
+        let mut r = if npy {
             Self::npy(name, input, size)?
         } else {
             MatrixReader {
@@ -109,7 +122,7 @@ impl MatrixReader {
                 prompt: false,
             }
         };
-        r.prompt = !regular;
+        r.prompt = prompt;
         Ok(r)
     }
 
@@ -156,7 +169,7 @@ impl MatrixReader {
             ">f4" => (true, true),
             other => {
                 return Err(CliError::data(format!(
-                    "{name}: dtype {other} is not supported; save the array as float64 or float32"
+                    "{name}: dtype {other:?} is not supported; save the array as float64 or float32"
                 )))
             }
         };
@@ -175,10 +188,10 @@ impl MatrixReader {
             .filter(|s| !s.is_empty())
             .map(|s| s.parse::<usize>())
             .collect::<Result<_, _>>()
-            .map_err(|_| bad(&format!("unreadable shape {shape}")))?;
+            .map_err(|_| bad(&format!("unreadable shape {shape:?}")))?;
         if dims.len() != 2 {
             return Err(CliError::data(format!(
-                "{name}: expected a 2-D array (points × coordinates), got shape {shape}"
+                "{name}: expected a 2-D array (points × coordinates), got shape {shape:?}"
             )));
         }
         let (rows, cols) = (dims[0], dims[1]);

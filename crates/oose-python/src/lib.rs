@@ -32,6 +32,24 @@ fn value_error(e: oose::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// Runs library code so that a Rust panic (a bug) reaches Python as a `ValueError`
+/// naming it, never as `pyo3_runtime.PanicException` (which `except Exception` misses).
+fn guarded<T>(f: impl FnOnce() -> oose::Result<T>) -> PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r.map_err(value_error),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(PyValueError::new_err(format!(
+                "internal error (please report): {msg}"
+            )))
+        }
+    }
+}
+
 /// A borrowed C-contiguous float64 matrix: its data and shape.
 struct Rows<'a> {
     data: &'a [f64],
@@ -153,9 +171,7 @@ impl PyModel {
     /// Decodes the bytes of a model file (magic, version, checksum are checked).
     #[staticmethod]
     fn from_bytes(data: &[u8]) -> PyResult<PyModel> {
-        Model::from_bytes(data)
-            .map(|inner| PyModel { inner })
-            .map_err(value_error)
+        guarded(|| Model::from_bytes(data)).map(|inner| PyModel { inner })
     }
 
     /// The model in the file format `oose fit` writes.
@@ -283,9 +299,7 @@ impl PyModel {
             alpha,
         };
         let model = &self.inner;
-        let e = py
-            .detach(|| model.extend_options(rows.mat(), &opts))
-            .map_err(value_error)?;
+        let e = py.detach(|| guarded(|| model.extend_options(rows.mat(), &opts)))?;
         extension_to_python(py, e)
     }
 
@@ -306,9 +320,9 @@ impl PyModel {
             .map(|m| Rows::new(m, "mutual"))
             .transpose()?;
         let model = &self.inner;
-        let j = py
-            .detach(|| model.extend_joint(rows.mat(), mutual_rows.as_ref().map(Rows::mat)))
-            .map_err(value_error)?;
+        let j = py.detach(|| {
+            guarded(|| model.extend_joint(rows.mat(), mutual_rows.as_ref().map(Rows::mat)))
+        })?;
         let info = PyDict::new(py);
         info.set_item("objective", j.objective)?;
         info.set_item("gradient_norm", j.gradient_norm)?;
@@ -327,8 +341,7 @@ impl PyModel {
     ) -> PyResult<Vec<(usize, f64, Vec<f64>)>> {
         let rows = Rows::new(&z, "X")?;
         let model = &self.inner;
-        py.detach(|| model.arc(rows.mat(), steps))
-            .map_err(value_error)
+        py.detach(|| guarded(|| model.arc(rows.mat(), steps)))
     }
 }
 
@@ -360,8 +373,8 @@ fn fit(
         .as_ref()
         .map(|v| Rows::new(v, "values"))
         .transpose()?;
-    let model = py
-        .detach(|| {
+    let model = py.detach(|| {
+        guarded(|| {
             let x = rows.mat();
             let input = match (&f, kind) {
                 (Some(f), _) => Input::Values {
@@ -373,7 +386,7 @@ fn fit(
             };
             (info.fit)(&bag, input)
         })
-        .map_err(value_error)?;
+    })?;
     Ok(PyModel { inner: model })
 }
 

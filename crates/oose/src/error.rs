@@ -109,6 +109,17 @@ pub enum Error {
         /// The sparsity rule in words.
         rule: String,
     },
+    /// A result that must be finite is not: the arithmetic overflowed on this row (a
+    /// row far larger than the training data, or a model file edited by hand).
+    #[error("{what}: row {row} (0-based): {detail}")]
+    Overflow {
+        /// Which result ("extension of the new points", "training embedding", ...).
+        what: &'static str,
+        /// 0-based row.
+        row: usize,
+        /// What is not finite, and what to do.
+        detail: &'static str,
+    },
     #[error("eigensolver failed: {0}")]
     Eigensolver(String),
     /// A linear system that must be solved is singular (repeated points, too few

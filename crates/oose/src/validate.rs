@@ -31,12 +31,73 @@ pub(crate) fn finite(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
         }
     }
     match first {
-        None => Ok(()),
+        None => magnitude(what, x),
         Some((row, col, value)) => Err(Error::NonFinite {
             what,
             row,
             col,
             value,
+        }),
+    }
+}
+
+/// The largest squared row norm the arithmetic takes: squared distances between two
+/// such rows (‖x − y‖² ≤ 2‖x‖² + 2‖y‖²) and their sums stay finite.
+const MAX_SQUARED_NORM: f64 = f64::MAX / 16.0;
+
+/// Checks that no row is so large that squared distances, dot products or kernel
+/// values computed from it overflow (a row of 1e200 would give NaN coordinates); names
+/// the row and its largest entry.
+pub(crate) fn magnitude(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
+    // Entries up to 1e150 cannot overflow a squared norm of fewer than 1e7 columns.
+    let limit = if x.ncols() < 10_000_000 { 1e150 } else { 0.0 };
+    let mut big = false;
+    for j in 0..x.ncols() {
+        big |= x.col(j).iter().any(|v| v.abs() > limit);
+    }
+    if !big {
+        return Ok(());
+    }
+    for i in 0..x.nrows() {
+        let r = x.row(i);
+        let (col, m) =
+            r.iter().enumerate().fold(
+                (0, 0.0f64),
+                |(c, m), (j, v)| if v.abs() > m { (j, v.abs()) } else { (c, m) },
+            );
+        if m == 0.0 {
+            continue;
+        }
+        let scaled: f64 = r.iter().map(|v| (v / m) * (v / m)).sum();
+        let sq = m * m * scaled;
+        if sq.is_nan() || sq > MAX_SQUARED_NORM {
+            return Err(Error::InvalidValue {
+                what,
+                row: i,
+                col,
+                value: x[(i, col)],
+                reason:
+                    "too large: the row's squared norm overflows the arithmetic (rescale the data)",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks that a computed matrix (a kernel matrix, distances) is finite: where the
+/// arithmetic overflows, the error names the first row, instead of eigenvalues or
+/// coordinates turning NaN later.
+pub(crate) fn computed_finite(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
+    let bad = (0..m.ncols())
+        .filter_map(|j| m.col(j).iter().position(|v| !v.is_finite()))
+        .min();
+    match bad {
+        None => Ok(()),
+        Some(row) => Err(Error::Overflow {
+            what,
+            row,
+            detail: "not finite: the arithmetic overflowed (rescale the data, or choose \
+                     kernel parameters that keep its values finite)",
         }),
     }
 }
@@ -117,6 +178,22 @@ mod tests {
                 value: f64::INFINITY
             }
         );
+    }
+
+    #[test]
+    fn rows_whose_squares_overflow_are_named() {
+        let mut x = Mat::<f64>::from_fn(3, 2, |i, j| (i + j) as f64);
+        assert!(finite("x", x.as_ref()).is_ok());
+        x[(1, 0)] = 1e200;
+        let e = finite("new points", x.as_ref()).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidValue { row: 1, col: 0, .. }),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("too large"), "{e}");
+        // Large but safe: 1e152 squared is 1e304.
+        x[(1, 0)] = 1e152;
+        assert!(finite("x", x.as_ref()).is_ok());
     }
 
     #[test]

@@ -3,12 +3,42 @@
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
-/// Column-major matrix with its shape; what model payloads hold.
+/// Column-major matrix with its shape; what model payloads hold. A payload whose data
+/// length disagrees with its shape does not decode.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(try_from = "Raw")]
 pub struct StoredMat {
     nrows: usize,
     ncols: usize,
     data: Vec<f64>,
+}
+
+/// The decoded fields, before their shape is checked.
+#[derive(Deserialize)]
+struct Raw {
+    nrows: usize,
+    ncols: usize,
+    data: Vec<f64>,
+}
+
+impl TryFrom<Raw> for StoredMat {
+    type Error = String;
+
+    fn try_from(r: Raw) -> Result<Self, String> {
+        if r.nrows.checked_mul(r.ncols) != Some(r.data.len()) {
+            return Err(format!(
+                "a {}×{} matrix holds {} values",
+                r.nrows,
+                r.ncols,
+                r.data.len()
+            ));
+        }
+        Ok(StoredMat {
+            nrows: r.nrows,
+            ncols: r.ncols,
+            data: r.data,
+        })
+    }
 }
 
 impl StoredMat {

@@ -157,6 +157,7 @@ impl Interpolator {
         }
         let par = Par::rayon(0);
         let k = kernel.gram(x, par);
+        validate::computed_finite("kernel matrix", k.as_ref())?;
         let m = f.ncols();
         let rho = self.regularization;
         let (coef, tail) = if let Some(delta) = self.geometric_harmonics {

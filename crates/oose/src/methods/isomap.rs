@@ -344,7 +344,9 @@ impl FittedIsomap {
 
     pub(crate) fn is_consistent(&self) -> bool {
         let n = self.core.n_train();
+        let k = self.params.n_neighbors;
         self.core.is_consistent()
+            && (1..n).contains(&k)
             && self.x.nrows() == n
             && self.kept.len() == n
             && self.geodesics.is_shape(n, n)

@@ -152,7 +152,17 @@ impl KernelPca {
                 })
             } else {
                 let x_sq = row_sq_norms(x);
-                let diag = x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
+                let diag: Vec<f64> = x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
+                // |k(x, y)| ≤ sqrt(k(x, x) k(y, y)): a finite diagonal keeps every
+                // column the factorisation computes finite.
+                if let Some(row) = diag.iter().position(|v| !v.is_finite()) {
+                    return Err(Error::Overflow {
+                        what: "kernel matrix",
+                        row,
+                        detail: "k(x, x) is not finite: the arithmetic overflowed (rescale \
+                                 the data, or choose kernel parameters that keep it finite)",
+                    });
+                }
                 factorize(diag, self.rank_tolerance, max_rank, |p, out| {
                     let c = kernel.block(x, &x_sq, x.subrows(p, 1), &x_sq[p..=p], Par::Seq);
                     out.copy_from_slice(c.col_as_slice(0));
@@ -189,7 +199,9 @@ impl KernelPca {
                     crate::kernel::distance::symmetrize(&mut k);
                     k
                 } else {
-                    kernel.gram(x, Par::rayon(0))
+                    let k = kernel.gram(x, Par::rayon(0));
+                    validate::computed_finite("kernel matrix", k.as_ref())?;
+                    k
                 };
                 let means = KernelMeans::of(&k);
                 let residual = ResidualFactor::new(k.as_ref(), self.rank_tolerance);

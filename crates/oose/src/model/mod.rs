@@ -7,6 +7,7 @@
 //! fitted method alone, its novelty score fitted again on reading).
 //! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`].
 
+mod finite;
 pub mod method;
 pub mod params;
 pub(crate) mod specs;
@@ -19,7 +20,7 @@ use crate::error::{ModelError, Result};
 use crate::extend::restricted::Joint;
 use crate::extend::{Extension, Strategy};
 use crate::methods::diffusion_maps::{
-    DiffusionMaps, FittedDiffusionMaps, FittedEigenmaps, LaplacianEigenmaps,
+    DiffusionMaps, FittedDiffusionMaps, FittedEigenmaps, LaplacianEigenmaps, OnIsolated,
 };
 use crate::methods::interpolate::{FittedInterpolator, Interpolator};
 use crate::methods::isomap::{FittedIsomap, Isomap};
@@ -163,7 +164,30 @@ where
 {
     let p = P::from_values(v)?;
     let fitted = p.fit_input(input)?;
-    Ok(Model::assemble(FittedMethod::from(fitted), Some(input)))
+    let model = Model::assemble(FittedMethod::from(fitted), Some(input));
+    // Overflow is an error where it arises, never a NaN embedding with exit status 0.
+    if let Some(e) = model.fitted().eigenvalues() {
+        if let Some(row) = e.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Overflow {
+                what: "eigenvalues of the fit",
+                row,
+                detail: "not finite: the arithmetic overflowed (rescale the data)",
+            });
+        }
+    }
+    if let Some(row) = first_nonfinite_row(model.embedding()) {
+        return Err(Error::Overflow {
+            what: "training embedding",
+            row,
+            detail: "the coordinates are not finite: the arithmetic overflowed (rescale the data)",
+        });
+    }
+    Ok(model)
+}
+
+/// The first row of `m` with a non-finite entry.
+fn first_nonfinite_row(m: MatRef<'_, f64>) -> Option<usize> {
+    (0..m.nrows()).find(|&i| (0..m.ncols()).any(|j| !m[(i, j)].is_finite()))
 }
 
 impl MethodInfo {
@@ -288,6 +312,16 @@ impl Model {
             ..*opts
         };
         let mut e = self.fitted().extend_options(new, &method_opts)?;
+        if !self.nan_rows_requested(opts) {
+            if let Some(row) = first_nonfinite_row(e.coordinates.as_ref()) {
+                return Err(Error::Overflow {
+                    what: "extension of the new points",
+                    row,
+                    detail: "the coordinates are not finite: the arithmetic overflowed \
+                             (values far larger than the training data?)",
+                });
+            }
+        }
         // The method has checked the width of `new` against what its rows hold, which
         // is what the novelty score measures.
         let scores = match &self.novelty {
@@ -296,6 +330,17 @@ impl Model {
         };
         e.extra.extend(novelty::columns(scores, e.len()));
         Ok(e)
+    }
+
+    /// Whether the caller asked for NaN rows (isolated new points of neighbour-graph
+    /// models: `on_isolated = nan`, given now or at fit).
+    fn nan_rows_requested(&self, opts: &ExtendOptions<'_>) -> bool {
+        opts.on_isolated == Some(OnIsolated::Nan)
+            || (opts.on_isolated.is_none()
+                && self
+                    .params()
+                    .iter()
+                    .any(|(n, v)| *n == "on_isolated" && *v == params::Value::Str("nan".into())))
     }
 
     /// Refuses, by name, every option of `opts` the model does not support and a level
@@ -433,6 +478,8 @@ impl Model {
         } else {
             postcard::from_bytes(payload).map_err(undecodable)?
         };
+        // Parameters first (their errors name them), then the sizes they imply.
+        model.check_payload()?;
         let ok = model.fitted().is_consistent()
             && model.novelty.as_ref().is_none_or(|n| n.is_consistent());
         if !ok {
@@ -441,6 +488,30 @@ impl Model {
             );
         }
         Ok(model)
+    }
+
+    /// What a decoded payload must satisfy beyond its sizes (a file written by someone
+    /// else with a valid checksum): every stored number finite, and the parameters
+    /// valid by the same checks as at fit (`n_neighbors ≥ 1`, scales > 0, …).
+    fn check_payload(&self) -> Result<()> {
+        finite::check(self).map_err(|e| ModelError::Corrupted(format!("{e}")))?;
+        let info = MethodInfo::named(self.method())?;
+        let mut v = Values::new();
+        for (name, value) in self.params() {
+            // Counts (n_components, n_neighbors, n_clusters, …) are at least 1 in a
+            // fitted model; the fit checks them against N, which a payload can dodge.
+            if name.starts_with("n_") && value == params::Value::Int(0) {
+                return Err(ModelError::Corrupted(format!(
+                    "invalid parameter `{name}`: 0 (a fitted model has at least 1)"
+                ))
+                .into());
+            }
+            if value != params::Value::None {
+                v.set(name, value);
+            }
+        }
+        (info.resolve)(&v).map_err(|e| ModelError::Corrupted(format!("invalid parameter: {e}")))?;
+        Ok(())
     }
 
     /// `(key, value)` lines describing the model: method, parameters actually used

@@ -219,7 +219,11 @@ impl DiffusionCore {
 
     pub(crate) fn is_consistent(&self) -> bool {
         let (n, m) = (self.x.nrows(), self.values.len());
-        self.x.is_consistent()
+        // The kernel's parameters as at fit (k < N, α ∈ [0, 1], ε > 0), and the ε
+        // chosen: what the extension's neighbour search and weights rely on.
+        self.spec.validate(n).is_ok()
+            && self.epsilon > 0.0
+            && self.x.is_consistent()
             && self.psi.is_shape(n, m)
             && self.phi.is_shape(n, m)
             && self.qa.len() == n

@@ -414,6 +414,7 @@ impl FittedMds {
     pub(crate) fn is_consistent(&self) -> bool {
         let n = self.core.n_train;
         self.core.is_consistent()
+            && self.x.is_consistent()
             && match self.input {
                 Proximity::Points => self.x.nrows() == n && self.x_sq.len() == n,
                 _ => self.x.nrows() == 0,

@@ -1,0 +1,121 @@
+//! Hostile input to the library: model payloads crafted with a valid checksum, and
+//! numbers so large that the arithmetic would overflow. Each is a typed error naming the
+//! culprit (a parameter, a row) — never a panic, never NaN coordinates with status OK.
+
+use oose::error::Error;
+use oose::faer::Mat;
+use oose::methods::OutOfSample;
+use oose::model::params::{Value, Values};
+use oose::model::{Input, Model};
+
+/// The payload of `bytes` edited by `edit`, with its length and checksum made valid.
+fn crafted(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut p = bytes[24..].to_vec();
+    edit(&mut p);
+    let mut out = bytes[..24].to_vec();
+    out[12..20].copy_from_slice(&(p.len() as u64).to_le_bytes());
+    out[20..24].copy_from_slice(&crc32fast::hash(&p).to_le_bytes());
+    out.extend_from_slice(&p);
+    out
+}
+
+fn isomap() -> Model {
+    let x = oose::datasets::s_curve(60, 0.0, 3).points;
+    Model::fit("isomap", &Values::new(), Input::Points(x.as_ref())).unwrap()
+}
+
+#[test]
+fn a_crafted_isomap_model_is_refused_at_load_naming_the_parameter() {
+    let bytes = isomap().to_bytes();
+    // Payload: variant 4 (Isomap), n_components = 2, n_neighbors = 10, solver,
+    // largest_component, rank_tolerance (8 bytes), ...
+    assert_eq!(&bytes[24..27], &[4, 2, 10]);
+    assert!(Model::from_bytes(&crafted(&bytes, |_| {})).is_ok());
+    for (k, needle) in [(0u8, "n_neighbors"), (127, "payload")] {
+        let e = Model::from_bytes(&crafted(&bytes, |p| p[2] = k)).unwrap_err();
+        assert!(matches!(e, Error::Model(_)), "{e:?}");
+        assert!(e.to_string().contains(needle), "k = {k}: {e}");
+    }
+    let e = Model::from_bytes(&crafted(&bytes, |p| {
+        p[5..13].copy_from_slice(&f64::NAN.to_le_bytes())
+    }))
+    .unwrap_err();
+    assert!(e.to_string().contains("rank_tolerance"), "{e}");
+    // n_components = 0.
+    let e = Model::from_bytes(&crafted(&bytes, |p| p[1] = 0)).unwrap_err();
+    assert!(matches!(e, Error::Model(_)), "{e:?}");
+}
+
+#[test]
+fn a_stored_matrix_whose_length_disagrees_with_its_shape_does_not_decode() {
+    let x = oose::datasets::s_curve(30, 0.0, 3).points;
+    let m = Model::fit("pca", &Values::new(), Input::Points(x.as_ref())).unwrap();
+    let bytes = m.to_bytes();
+    // Every single-byte change of a size varint either fails to decode or is refused:
+    // no edit may panic or decode to a model whose use panics.
+    for i in 0..bytes.len() - 24 {
+        for v in [0u8, 1, 0x7f] {
+            let b = crafted(&bytes, |p| p[i] = v);
+            if let Ok(m) = Model::from_bytes(&b) {
+                let z = Mat::from_fn(2, m.input_width().min(50), |i, j| (i + j) as f64);
+                let _ = m.extend(z.as_ref());
+            }
+        }
+    }
+}
+
+#[test]
+fn rows_too_large_for_the_arithmetic_are_named_at_fit_and_at_extend() {
+    let mut x = oose::datasets::swiss_roll(80, 0.0, false, 2).points;
+    x[(17, 1)] = 1e308;
+    for method in ["kpca", "landmark-mds", "isomap", "pca", "mds", "dmaps"] {
+        let e = Model::fit(method, &Values::new(), Input::Points(x.as_ref())).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidValue {
+                    row: 17,
+                    col: 1,
+                    ..
+                }
+            ),
+            "{method}: {e:?}"
+        );
+        assert!(e.to_string().contains("too large"), "{e}");
+    }
+    x[(17, 1)] = 1.0;
+    for method in ["kpca", "isomap", "dmaps", "landmark-mds", "lle"] {
+        let m = Model::fit(method, &Values::new(), Input::Points(x.as_ref())).unwrap();
+        let mut z = x.as_ref().subrows(0, 4).to_owned();
+        for j in 0..3 {
+            z[(2, j)] *= 1e200;
+        }
+        let e = m.extend(z.as_ref()).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidValue { row: 2, .. }),
+            "{method}: {e:?}"
+        );
+        z[(2, 0)] = 1e308;
+        let e = m.extend(z.as_ref()).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidValue { row: 2, col: 0, .. }),
+            "{method}: {e:?}"
+        );
+    }
+}
+
+#[test]
+fn an_overflowing_kernel_is_an_error_at_fit_not_a_nan_embedding() {
+    // (x·y + 1)^12 with |x| ~ 1e30 overflows: the eigenvalues would be NaN.
+    let x = Mat::from_fn(40, 3, |i, j| 1e30 * ((i * 3 + j) as f64).sin());
+    let v = Values::new()
+        .with("kernel", "polynomial")
+        .with("degree", Value::Int(12))
+        .with("gamma", 1.0)
+        .with("coef0", 1.0);
+    let e = Model::fit("kpca", &v, Input::Points(x.as_ref())).unwrap_err();
+    assert!(
+        matches!(e, Error::Overflow { .. }) || e.to_string().contains("finite"),
+        "{e:?}"
+    );
+}
