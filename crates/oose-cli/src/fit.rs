@@ -268,7 +268,12 @@ pub fn build_model(
         let spin = progress::Spinner::start(&format!("fitting {}", m.name));
         let fitted = (m.fit)(&v, input);
         spin.finish();
-        fitted
+        // A parameter refused once the data are known (n_components > N, …) is named
+        // by its flag, like those refused before reading.
+        fitted.map_err(|e| match e {
+            oose::Error::InvalidParameter { .. } => flag_error(m, e),
+            other => CliError::from(other),
+        })
     };
     match (m.input, proximities.first()) {
         (InputKinds::Values, _) => {
@@ -287,7 +292,6 @@ pub fn build_model(
                 points: x.as_ref(),
                 values: f.as_ref(),
             })
-            .map_err(CliError::from)
         }
         (_, Some((path, kind, flag))) => {
             if *kind == Proximity::Similarities && m.input == InputKinds::Points && !precomputed {
@@ -296,11 +300,17 @@ pub fn build_model(
                 )));
             }
             let x = read(path)?;
-            fit(Input::Proximity(x.as_ref(), *kind)).map_err(|e| CliError::from(e).in_file(path))
+            fit(Input::Proximity(x.as_ref(), *kind)).map_err(|e| {
+                if e.code == 2 {
+                    e
+                } else {
+                    e.in_file(path)
+                }
+            })
         }
         (_, None) => {
             let x = read(&input)?;
-            fit(Input::Points(x.as_ref())).map_err(CliError::from)
+            fit(Input::Points(x.as_ref()))
         }
     }
 }

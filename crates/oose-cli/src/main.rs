@@ -90,7 +90,7 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         n: usize,
         /// Standard deviation of the Gaussian noise.
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         noise: f64,
         /// Seed.
         #[arg(long, default_value_t = 0)]

@@ -23,6 +23,11 @@ pub fn compare(args: &[String]) -> Result<(), CliError> {
     let input = a.get_one::<String>("input").cloned().unwrap_or_default();
     let holdout = *a.get_one::<f64>("holdout").expect("has a default");
     let split_seed = *a.get_one::<u64>("split-seed").expect("has a default");
+    if !(holdout > 0.0 && holdout < 1.0) {
+        return Err(CliError::usage(format!(
+            "--holdout: must be a fraction strictly between 0 and 1, got {holdout}"
+        )));
+    }
     let x = MatrixReader::open(&input)?.read_all()?;
     let failure = std::cell::RefCell::new(None);
     let c = oose::diagnostics::retrain::compare_holdout(x.as_ref(), holdout, split_seed, |t| {

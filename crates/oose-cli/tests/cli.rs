@@ -334,7 +334,7 @@ fn bad_parameters_exit_2() {
             "41",
         ]),
         2,
-        "n_components",
+        "--components:",
     );
     fails(
         &oose(&[
@@ -348,7 +348,7 @@ fn bad_parameters_exit_2() {
             "4",
         ]),
         2,
-        "n_components",
+        "--components:",
     );
     // More components than positive eigenvalues is a property of the data: status 1.
     fails(
@@ -383,7 +383,7 @@ fn bad_parameters_exit_2() {
             "fit", "isomap", "--input", &train, "--knn", "40", "--output", &out,
         ]),
         2,
-        "n_neighbors",
+        "--knn:",
     );
 }
 
@@ -895,7 +895,7 @@ fn diffusion_models_fit_extend_and_report() {
             "fit", "dmaps", "--input", &data, "--output", &thr, "--knn", "400",
         ]),
         2,
-        "n_neighbors",
+        "--knn:",
     );
     fails(
         &oose(&[

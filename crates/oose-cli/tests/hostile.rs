@@ -286,3 +286,131 @@ fn a_negative_kernel_diagonal_is_refused() {
     let out = oose(&["extend", &m, "--input", &x, "--kernel-diagonal", &diag]);
     fails(&out, 1, "negative");
 }
+
+#[test]
+fn pca_of_wide_data_takes_the_n_by_n_route_and_too_large_a_request_is_named() {
+    let d = dir("wide");
+    let f = path(&d, "wide.csv");
+    // 3 points in 20000 dimensions: the D×D Gram matrix would be 3.2 GB.
+    let rows: String = (0..3)
+        .map(|i| {
+            (0..20000)
+                .map(|j| format!("{}", ((i * 7 + j * 13) % 101) as f64 / 10.0))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    std::fs::write(&f, rows).unwrap();
+    let m = path(&d, "w.oose");
+    let out = Command::new(env!("CARGO_BIN_EXE_oose"))
+        .args(["fit", "pca", "--input", &f, "--output", &m])
+        .env("OOSE_MEMORY_LIMIT", "100000000")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8(oose(&["info", &m]).stdout).unwrap();
+    assert!(info.contains("residual_rank: 3"), "{info}");
+    // A kernel matrix that does not fit in the memory allowed: refused before it is
+    // allocated, with the size it needs.
+    let (train, _) = model(&d);
+    let out = Command::new(env!("CARGO_BIN_EXE_oose"))
+        .args(["fit", "kpca", "--input", &train, "--output", &m])
+        .env("OOSE_MEMORY_LIMIT", "100000")
+        .output()
+        .unwrap();
+    fails(
+        &out,
+        1,
+        "kernel matrix (N×N) needs 337.5 KiB of memory, more than the 97.7 KiB",
+    );
+}
+
+#[test]
+fn the_smaller_findings_are_named_by_their_flags() {
+    let d = dir("small");
+    let (train, _) = model(&d);
+    let out = path(&d, "x.oose");
+    fails(
+        &oose(&["dataset", "helix", "--n", "0"]),
+        2,
+        "--n: must be at least 1",
+    );
+    fails(
+        &oose(&["dataset", "swiss-roll", "--n", "10", "--noise", "-1"]),
+        2,
+        "--noise: must be finite and >= 0, got -1",
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "spectral-clustering",
+            "--input",
+            &train,
+            "--output",
+            &out,
+            "--clusters",
+            "150",
+        ]),
+        2,
+        "--clusters: must be between 2 and N = 120, got 150",
+    );
+    let r = oose(&[
+        "fit",
+        "spectral-clustering",
+        "--input",
+        &train,
+        "--output",
+        &out,
+        "--clusters",
+        "119",
+    ]);
+    if !r.status.success() {
+        // Told in clusters, never as "requested N components".
+        fails(&r, 2, "--clusters:");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.contains("clusters need 119 eigenvalues") && !err.contains("components"),
+            "{err}"
+        );
+    }
+    fails(
+        &oose(&["compare", "pca", "--input", &train, "--holdout", "1.5"]),
+        2,
+        "--holdout: must be a fraction strictly between 0 and 1",
+    );
+    // A number in a message is written in its shortest round-trip form.
+    let big = path(&d, "big.csv");
+    std::fs::write(&big, "1,2,3\n4,5e160,6\n7,8,9\n1,1,1\n").unwrap();
+    fails(
+        &oose(&["fit", "pca", "--input", &big, "--output", &out]),
+        1,
+        "at row 1, column 1 (0-based; value 5e160)",
+    );
+    // An option another method takes is refused, like one no method takes.
+    fails(
+        &oose(&[
+            "fit", "kpca", "--input", &train, "--output", &out, "--knn", "5",
+        ]),
+        2,
+        "'--knn'",
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "kpca",
+            "--input",
+            &train,
+            "--output",
+            &out,
+            "--threshold",
+            "0.5",
+        ]),
+        2,
+        "'--threshold'",
+    );
+}

@@ -19,7 +19,7 @@ pub enum Error {
         reason: String,
     },
     /// A value that must be finite is NaN or infinite.
-    #[error("{what}: non-finite value {value} at row {row}, column {col} (0-based)")]
+    #[error("{what}: non-finite value {value:?} at row {row}, column {col} (0-based)")]
     NonFinite {
         /// Which input ("training data", "new points", ...).
         what: &'static str,
@@ -53,7 +53,7 @@ pub enum Error {
     /// Fewer positive eigenvalues than requested components.
     #[error(
         "requested {requested} components but only {available} eigenvalues are above the \
-         tolerance {tolerance:e} (eigenvalue {requested} is {value:e}); ask for fewer components"
+         tolerance {tolerance:?} (eigenvalue {requested} is {value:?}); ask for fewer components"
     )]
     NotEnoughPositiveEigenvalues {
         /// Components asked for.
@@ -68,7 +68,7 @@ pub enum Error {
     /// The eigensolver failed to converge.
     /// An entry violates what the input must be (a negative dissimilarity, an
     /// asymmetric pair, a non-zero diagonal).
-    #[error("{what}: {reason} at row {row}, column {col} (0-based; value {value})")]
+    #[error("{what}: {reason} at row {row}, column {col} (0-based; value {value:?})")]
     InvalidValue {
         /// The input.
         what: &'static str,
@@ -119,6 +119,17 @@ pub enum Error {
         row: usize,
         /// What is not finite, and what to do.
         detail: &'static str,
+    },
+    /// The work needs more memory than the machine has available (planned before
+    /// anything is allocated).
+    #[error("{what} needs {needed} of memory, more than the {available} available")]
+    OutOfMemory {
+        /// What would be allocated ("kernel matrix (N×N)", ...).
+        what: &'static str,
+        /// The size needed, in words.
+        needed: String,
+        /// The memory available, in words.
+        available: String,
     },
     #[error("eigensolver failed: {0}")]
     Eigensolver(String),

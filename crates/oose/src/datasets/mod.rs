@@ -252,6 +252,9 @@ pub fn select_rows(x: faer::MatRef<'_, f64>, idx: &[usize]) -> Mat<f64> {
 /// assert!(oose::datasets::by_name("helix", 50, 0.1, 0).is_err());
 /// ```
 pub fn by_name(name: &str, n: usize, noise: f64, seed: u64) -> Result<Dataset> {
+    if n == 0 {
+        return Err(Error::param("n", "must be at least 1, got 0"));
+    }
     if !(noise >= 0.0 && noise.is_finite()) {
         return Err(Error::param(
             "noise",

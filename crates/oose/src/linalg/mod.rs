@@ -53,6 +53,7 @@ macro_rules! symmetric_lin_op {
 pub mod center;
 pub(crate) mod cholesky;
 pub mod eigen;
+pub mod memory;
 pub(crate) mod pivoted_cholesky;
 pub mod procrustes;
 pub(crate) mod simd;

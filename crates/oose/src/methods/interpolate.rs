@@ -156,6 +156,7 @@ impl Interpolator {
             });
         }
         let par = Par::rayon(0);
+        crate::linalg::memory::plan("kernel matrix (N×N) and its factor", 2, n, n)?;
         let k = kernel.gram(x, par);
         validate::computed_finite("kernel matrix", k.as_ref())?;
         let m = f.ncols();

@@ -75,6 +75,8 @@ impl Isomap {
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedIsomap> {
         validate::finite_nonempty("training data", x)?;
         let n = x.nrows();
+        // Geodesics, the similarity matrix and the eigensolver's copy: N×N each.
+        crate::linalg::memory::plan("Isomap's geodesic distances (N×N)", 3, n, n)?;
         if self.n_neighbors == 0 || self.n_neighbors >= n {
             return Err(Error::param(
                 "n_neighbors",

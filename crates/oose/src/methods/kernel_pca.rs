@@ -199,6 +199,7 @@ impl KernelPca {
                     crate::kernel::distance::symmetrize(&mut k);
                     k
                 } else {
+                    crate::linalg::memory::plan("kernel matrix (N×N)", 3, n, n)?;
                     let k = kernel.gram(x, Par::rayon(0));
                     validate::computed_finite("kernel matrix", k.as_ref())?;
                     k

@@ -9,6 +9,7 @@
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::eigen::apply_sign_rule;
+use crate::linalg::memory;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{no_such_option, points_only, ExtendOptions, Fitted, Input, Method};
@@ -71,6 +72,9 @@ impl Pca {
                 format!("must be between 1 and min(N, D) = {}, got {d}", n.min(dim)),
             ));
         }
+        // The centred copy, its SVD factors and the span basis are N×D each; the
+        // Gram matrix is min(N, D)² (the N×N route when D > N).
+        memory::plan("PCA (copies of the N×D data)", 4, n, dim)?;
         let mean: Vec<f64> = (0..dim)
             .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
             .collect();
@@ -99,18 +103,7 @@ impl Pca {
                 v
             }
         });
-        // Span of the uncentred points: eigenvectors of XᵀX above the same relative
-        // tolerance as the rank of K = XXᵀ (maths §4).
-        let gram = x.transpose() * x;
-        let evd = gram
-            .self_adjoint_eigen(Side::Lower)
-            .map_err(|e| Error::Eigensolver(format!("eigendecomposition of XᵀX failed: {e:?}")))?;
-        let ev = evd.S().column_vector();
-        let top = ev[dim - 1].max(0.0);
-        let keep: Vec<usize> = (0..dim)
-            .filter(|&j| ev[j] > self.rank_tolerance * top && ev[j] > 0.0)
-            .collect();
-        let row_space = Mat::from_fn(dim, keep.len(), |i, j| evd.U()[(i, keep[j])]);
+        let row_space = row_space(x, self.rank_tolerance)?;
         Ok(FittedPca {
             params: self.clone(),
             mean,
@@ -120,6 +113,39 @@ impl Pca {
             row_space: StoredMat::from_mat(row_space.as_ref()),
         })
     }
+}
+
+/// An orthonormal basis (D×r) of the span of the uncentred training points: the
+/// eigenvectors of XᵀX above the same relative tolerance as the rank of K = XXᵀ
+/// (maths §4). With more coordinates than points (D > N) it comes from the N×N matrix
+/// XXᵀ = UΛUᵀ, as XᵀU Λ^(−1/2) orthonormalised, never from the D×D one.
+fn row_space(x: MatRef<'_, f64>, tolerance: f64) -> Result<Mat<f64>> {
+    let (n, dim) = (x.nrows(), x.ncols());
+    let gram = if dim > n {
+        x * x.transpose()
+    } else {
+        x.transpose() * x
+    };
+    let evd = gram.self_adjoint_eigen(Side::Lower).map_err(|e| {
+        Error::Eigensolver(format!(
+            "eigendecomposition of the Gram matrix failed: {e:?}"
+        ))
+    })?;
+    let ev = evd.S().column_vector();
+    let m = gram.nrows();
+    let top = ev[m - 1].max(0.0);
+    let keep: Vec<usize> = (0..m)
+        .filter(|&j| ev[j] > tolerance * top && ev[j] > 0.0)
+        .collect();
+    if dim <= n {
+        return Ok(Mat::from_fn(dim, keep.len(), |i, j| evd.U()[(i, keep[j])]));
+    }
+    let u = Mat::from_fn(n, keep.len(), |i, j| {
+        evd.U()[(i, keep[j])] / ev[keep[j]].sqrt()
+    });
+    let v = x.transpose() * u;
+    // One QR pass restores orthonormality lost to the smaller eigenvalues.
+    Ok(v.qr().compute_thin_Q())
 }
 
 impl FittedPca {
@@ -263,5 +289,48 @@ impl Fitted for FittedPca {
 
     fn eigenvalues(&self) -> Option<&[f64]> {
         Some(&self.eigenvalues)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With more coordinates than points, the span comes from the N×N Gram matrix: an
+    /// orthonormal basis holding every training row, and residuals that agree with the
+    /// D×D route on the same data.
+    #[test]
+    fn wide_data_takes_the_n_by_n_route_to_the_same_span() {
+        let mut rng = crate::rng::Rng::new(4);
+        let x = rng.normal_mat(12, 300);
+        let v = row_space(x.as_ref(), 1e-12).unwrap();
+        assert_eq!((v.nrows(), v.ncols()), (300, 12));
+        let vtv = v.transpose() * &v;
+        let eye = Mat::<f64>::identity(12, 12);
+        assert!((&vtv - &eye).norm_max() < 1e-12);
+        // Every training row lies in the span: ‖x − VVᵀx‖ ≈ 0.
+        let back = (&x * &v) * v.transpose();
+        assert!((&back - &x).norm_max() < 1e-10 * x.norm_max());
+        // A QR basis of Xᵀ spans the same space: the same residuals for new points.
+        let m = Pca::default().fit(x.as_ref()).unwrap();
+        let z = rng.normal_mat(3, 300);
+        let e = m.extend(z.as_ref()).unwrap();
+        let direct = {
+            let xt = x.transpose().to_owned();
+            let q = xt.qr().compute_thin_Q();
+            let p = &z * &q;
+            (0..3)
+                .map(|i| {
+                    let zz: f64 = (0..300).map(|j| z[(i, j)] * z[(i, j)]).sum();
+                    let pp: f64 = (0..12).map(|j| p[(i, j)] * p[(i, j)]).sum();
+                    zz - pp
+                })
+                .collect::<Vec<_>>()
+        };
+        for (got, want) in e.residual.iter().zip(&direct) {
+            assert!((got - want).abs() < 1e-9 * want, "{got} vs {want}");
+        }
+        let t = m.extend(x.as_ref().subrows(0, 2)).unwrap();
+        assert!(t.residual.iter().all(|r| *r < 1e-9 * 300.0));
     }
 }

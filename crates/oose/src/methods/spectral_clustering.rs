@@ -192,14 +192,33 @@ impl SpectralClustering {
                 format!("must be at least 2, got {}", self.n_clusters),
             ));
         }
-        let core = DiffusionCore::fit(
-            x,
-            &self.kernel,
-            self.n_clusters,
-            self.solver,
-            1e-12,
-            Some(false),
-        )?;
+        let c = self.n_clusters;
+        if c > x.nrows() {
+            return Err(Error::param(
+                "n_clusters",
+                format!("must be between 2 and N = {}, got {c}", x.nrows()),
+            ));
+        }
+        // The core counts its coordinates without ψ₀; a clustering uses ψ₀ too: its
+        // errors are told in clusters.
+        let core = DiffusionCore::fit(x, &self.kernel, c, self.solver, 1e-12, Some(false))
+            .map_err(|e| match e {
+                Error::NotEnoughPositiveEigenvalues {
+                    requested,
+                    value,
+                    tolerance,
+                    ..
+                } => Error::param(
+                    "n_clusters",
+                    format!(
+                        "{c} clusters need {c} eigenvalues of the kernel above the tolerance \
+                         {tolerance:?}, but only {requested} are (eigenvalue {} is {value:?}); \
+                         ask for at most {requested} clusters",
+                        requested + 1
+                    ),
+                ),
+                other => other,
+            })?;
         let rows = normalise_rows(core.eigenvectors());
         let (centroids, labels, inertia) =
             kmeans(rows.as_ref(), self.n_clusters, self.seed, self.n_init);

@@ -141,6 +141,8 @@ impl DiffusionKernel {
                 let k = Kernel::Gaussian {
                     epsilon: Epsilon::Value(eps),
                 };
+                let n = x.nrows();
+                crate::linalg::memory::plan("dense kernel matrix (N×N)", 3, n, n)?;
                 (Weights::Dense(k.gram(x, Par::rayon(0))), Vec::new())
             }
             Sparsity::Knn(k) => {

@@ -124,6 +124,12 @@ impl ClassicalMds {
     /// Fits on points (N×D): Δ₂ = squared Euclidean distances.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedMds> {
         validate::finite_nonempty("training data", x)?;
+        crate::linalg::memory::plan(
+            "classical MDS's similarity matrix (N×N)",
+            3,
+            x.nrows(),
+            x.nrows(),
+        )?;
         let sq = row_sq_norms(x);
         let mut gamma = sq_distances(x, &sq, x, &sq, Par::rayon(0));
         crate::kernel::distance::symmetrize(&mut gamma);

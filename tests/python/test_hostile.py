@@ -1,0 +1,59 @@
+"""Hostile input through the Python package: a model crafted with a valid checksum, and
+numbers too large for the arithmetic, arrive as ValueError naming the problem (never
+pyo3's PanicException, which ``except Exception`` does not catch)."""
+
+import pickle
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+import oose
+
+
+def _crafted(data: bytes, edit) -> bytes:
+    """The model bytes with the payload edited and its length and CRC-32 recomputed."""
+    payload = bytearray(data[24:])
+    edit(payload)
+    head = bytearray(data[:24])
+    head[12:20] = struct.pack("<Q", len(payload))
+    head[20:24] = struct.pack("<I", zlib.crc32(bytes(payload)))
+    return bytes(head) + bytes(payload)
+
+
+def _isomap():
+    x = oose.datasets.s_curve(60, random_state=3)
+    return oose.Isomap(n_neighbors=10).fit(x), x
+
+
+def test_a_crafted_model_with_a_valid_checksum_is_a_value_error(tmp_path):
+    est, _ = _isomap()
+    data = est.model_.to_bytes()
+    assert data[24:27] == bytes([4, 2, 10])  # Isomap, n_components, n_neighbors
+    bad = _crafted(data, lambda p: p.__setitem__(2, 0))
+    with pytest.raises(ValueError, match="n_neighbors"):
+        oose._oose.Model.from_bytes(bad)
+    path = tmp_path / "bad.oose"
+    path.write_bytes(bad)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        oose.load(path)
+    # pickle goes through the same decoder.
+    blob = pickle.dumps(est).replace(data, bad)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        pickle.loads(blob)
+    nan = _crafted(data, lambda p: p.__setitem__(slice(5, 13), struct.pack("<d", float("nan"))))
+    with pytest.raises(ValueError, match="rank_tolerance"):
+        oose._oose.Model.from_bytes(nan)
+
+
+def test_rows_too_large_are_named_not_answered_with_nan():
+    est, x = _isomap()
+    z = x[:3].copy()
+    z[1] *= 1e200
+    with pytest.raises(ValueError, match="row 1.*too large|too large.*row 1"):
+        est.transform(z)
+    big = x.copy()
+    big[5, 0] = 1e308
+    with pytest.raises(ValueError, match="too large"):
+        oose.KernelPCA().fit(big)
