@@ -115,7 +115,7 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
     while let Some(chunk) = chunks.next()? {
         check_width(&model, chunk.ncols(), &input_name)?;
         let dv: Option<Vec<f64>> = match diag.as_mut() {
-            Some(dr) => Some(diagonal_rows(dr, chunk.nrows(), &input_name)?),
+            Some(dr) => Some(diagonal_rows(dr, chunk.nrows(), rows, &input_name)?),
             None => None,
         };
         let chunk_opts = ExtendOptions {
@@ -165,7 +165,13 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
 }
 
 /// The kernel diagonal's next `n` values, one per row of the input.
-fn diagonal_rows(dr: &mut MatrixReader, n: usize, input: &str) -> Result<Vec<f64>, CliError> {
+/// `offset` rows were read before (for the row number in errors).
+fn diagonal_rows(
+    dr: &mut MatrixReader,
+    n: usize,
+    offset: usize,
+    input: &str,
+) -> Result<Vec<f64>, CliError> {
     let mut v = Vec::with_capacity(n);
     while v.len() < n {
         let part = dr
@@ -181,10 +187,10 @@ fn diagonal_rows(dr: &mut MatrixReader, n: usize, input: &str) -> Result<Vec<f64
     }
     if let Some((i, x)) = v.iter().enumerate().find(|(_, x)| **x < 0.0) {
         return Err(CliError::data(format!(
-            "{}: value {x} for a new row is negative (k(z, z) ≥ 0 for a positive \
-             semidefinite kernel; row {} of this chunk)",
+            "{}: row {}: k(z, z) = {x} is negative (a positive semidefinite kernel has \
+             k(z, z) ≥ 0)",
             dr.name(),
-            i + 1
+            offset + i + 1
         )));
     }
     Ok(v)

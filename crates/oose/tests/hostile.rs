@@ -36,6 +36,16 @@ fn a_crafted_isomap_model_is_refused_at_load_naming_the_parameter() {
         assert!(matches!(e, Error::Model(_)), "{e:?}");
         assert!(e.to_string().contains(needle), "k = {k}: {e}");
     }
+    // n_neighbors = 2⁶⁴ − 1 (a ten-byte varint), as `info` used to print it.
+    let e = Model::from_bytes(&crafted(&bytes, |p| {
+        p.splice(2..3, [0xff; 9].into_iter().chain([0x01]));
+    }))
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`n_neighbors`: 18446744073709551615 (must be below"),
+        "{e}"
+    );
     let e = Model::from_bytes(&crafted(&bytes, |p| {
         p[5..13].copy_from_slice(&f64::NAN.to_le_bytes())
     }))

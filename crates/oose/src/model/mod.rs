@@ -506,6 +506,21 @@ impl Model {
                 ))
                 .into());
             }
+            // What the fit checked against the number of training points.
+            let n = self.embedding().nrows() as u64;
+            let limit = match name {
+                "n_neighbors" => Some((n.saturating_sub(1), "below the number of training points")),
+                "n_components" | "n_clusters" => Some((n, "at most the number of training points")),
+                _ => None,
+            };
+            if let (Some((max, rule)), params::Value::Int(v)) = (limit, &value) {
+                if *v > max {
+                    return Err(ModelError::Corrupted(format!(
+                        "invalid parameter `{name}`: {v} (must be {rule}, {n})"
+                    ))
+                    .into());
+                }
+            }
             if value != params::Value::None {
                 v.set(name, value);
             }
