@@ -1,25 +1,9 @@
 //! The command-line contract: files in and out, exit statuses (2 usage, 1 data), one
 //! line on stderr naming the culprit, no panics.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn oose(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oose"))
-        .args(args)
-        .output()
-        .expect("run oose")
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("oose-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn p(d: &Path, f: &str) -> String {
-    d.join(f).to_string_lossy().to_string()
-}
+use common::{dir, fails, oose, p};
 
 fn write_csv(path: &str, rows: &[Vec<f64>]) {
     let s: String = rows
@@ -49,19 +33,6 @@ fn read_csv(s: &str) -> (Vec<String>, Vec<Vec<f64>>) {
         .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
         .collect();
     (header, rows)
-}
-
-/// Asserts a failure with the given status and a single stderr line containing `needle`.
-fn fails(out: &Output, code: i32, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
-    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "more than one line: {err:?}"
-    );
-    assert!(!err.contains("panicked") && !err.contains("backtrace"));
 }
 
 #[test]

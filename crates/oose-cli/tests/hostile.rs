@@ -3,35 +3,11 @@
 //! Every failure is exit 1 or 2 with one stderr line naming the culprit, never a panic.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::{dir, fails, oose, p as path};
+use std::process::{Command, Stdio};
 use std::time::Duration;
-
-fn oose(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oose"))
-        .args(args)
-        .output()
-        .expect("run oose")
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("oose-hostile-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn path(d: &std::path::Path, f: &str) -> String {
-    d.join(f).to_string_lossy().to_string()
-}
-
-/// Exit status `code` and one stderr line containing `needle`, no panic.
-fn fails(out: &Output, code: i32, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
-    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
-    assert!(!err.contains("internal error") && !err.contains("panicked"));
-}
 
 /// A `.npy` file whose header says `shape` (and `fortran`) followed by `data`.
 fn npy(file: &str, shape: &str, fortran: bool, data: &[u8]) {

@@ -1,0 +1,43 @@
+//! Helpers shared by the command-line tests: run the binary, a scratch directory, and
+//! the failure contract (status, one stderr line naming the culprit, no panic).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `oose` with `args`.
+pub fn oose(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oose"))
+        .args(args)
+        .output()
+        .expect("run oose")
+}
+
+/// A fresh scratch directory for one test.
+pub fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("oose-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `f` inside `d`, as a string argument.
+pub fn p(d: &Path, f: &str) -> String {
+    d.join(f).to_string_lossy().to_string()
+}
+
+/// Asserts a failure with the given status and a single stderr line containing
+/// `needle`, without a panic or a backtrace.
+pub fn fails(out: &Output, code: i32, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "more than one line: {err:?}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace") && !err.contains("internal error")
+    );
+}
