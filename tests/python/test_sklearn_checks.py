@@ -68,6 +68,7 @@ ESTIMATORS = [
     oose.KernelInterpolator(),
     oose.KernelInterpolator(kernel="thin_plate"),
     oose.LocallyLinearEmbedding(),
+    oose.TSNE(perplexity=5.0, max_iter=250),
 ]
 
 

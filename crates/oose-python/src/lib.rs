@@ -390,6 +390,40 @@ fn fit(
     Ok(PyModel { inner: model })
 }
 
+/// t-SNE's joint probabilities P (maths §12) from each point's neighbour indices and
+/// squared distances (both N×k): CSR arrays `(indptr, indices, data)` of the symmetric
+/// N×N matrix. For comparing P with other implementations.
+#[pyfunction]
+fn tsne_joint_probabilities(
+    indices: PyReadonlyArray2<'_, i64>,
+    sq_distances: PyReadonlyArray2<'_, f64>,
+    perplexity: f64,
+) -> PyResult<(Vec<usize>, Vec<usize>, Vec<f64>)> {
+    let idx = indices.as_array();
+    let sq = sq_distances.as_array();
+    let idx: Vec<Vec<usize>> = idx
+        .rows()
+        .into_iter()
+        .map(|r| {
+            r.iter()
+                .map(|&v| usize::try_from(v).unwrap_or(usize::MAX))
+                .collect()
+        })
+        .collect();
+    let sq: Vec<Vec<f64>> = sq.rows().into_iter().map(|r| r.to_vec()).collect();
+    let rows = guarded(|| oose::methods::tsne::joint_probabilities(&idx, &sq, perplexity))?;
+    let mut indptr = vec![0];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for r in rows {
+        for (c, v) in r {
+            cols.push(c);
+            vals.push(v);
+        }
+        indptr.push(cols.len());
+    }
+    Ok((indptr, cols, vals))
+}
+
 /// The registered methods' names.
 #[pyfunction]
 fn methods() -> Vec<&'static str> {
@@ -435,6 +469,7 @@ fn _oose(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(param_help, m)?)?;
     m.add_function(wrap_pyfunction!(dataset, m)?)?;
+    m.add_function(wrap_pyfunction!(tsne_joint_probabilities, m)?)?;
     m.add("FORMAT_VERSION", oose::model::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -23,6 +23,7 @@ use oose::methods::lle::LocallyLinearEmbedding;
 use oose::methods::mds::{ClassicalMds, Proximity};
 use oose::methods::pca::Pca;
 use oose::methods::spectral_clustering::SpectralClustering;
+use oose::methods::tsne::Tsne;
 use oose::methods::OutOfSample;
 use oose::model::{FittedMethod, Model};
 use std::fmt::Write as _;
@@ -453,6 +454,20 @@ fn fixtures() -> Vec<Fixture> {
             "lle",
             LocallyLinearEmbedding {
                 n_neighbors: 8,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            false,
+        ),
+        // Added with the method (0.5.0), by the code of its first commit.
+        fix(
+            "tsne",
+            Tsne {
+                perplexity: 10.0,
+                max_iter: 300,
                 ..Default::default()
             }
             .fit(x)

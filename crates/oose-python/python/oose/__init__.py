@@ -6,7 +6,8 @@ represents it (``transform(X, return_diagnostics=True)``: the residual k₀(z, z
 squared power function). scikit-learn estimators over the Rust core:
 
 - :class:`KernelPCA`, :class:`ClassicalMDS`, :class:`LandmarkMDS`, :class:`Isomap`,
-  :class:`DiffusionMaps`, :class:`LaplacianEigenmaps`, :class:`LocallyLinearEmbedding`
+  :class:`DiffusionMaps`, :class:`LaplacianEigenmaps`, :class:`LocallyLinearEmbedding`,
+  :class:`TSNE`
   (transformers),
 - :class:`SpectralClustering` (``predict`` for new points),
 - :class:`KernelInterpolator` (``predict``, with the power function).
@@ -27,6 +28,7 @@ from ._estimators import (
     LandmarkMDS,
     LaplacianEigenmaps,
     LocallyLinearEmbedding,
+    TSNE,
     SpectralClustering,
 )
 
@@ -42,6 +44,7 @@ _ESTIMATORS = (
     SpectralClustering,
     KernelInterpolator,
     LocallyLinearEmbedding,
+    TSNE,
 )
 _BY_METHOD = {cls._method: cls for cls in _ESTIMATORS}
 
@@ -68,6 +71,7 @@ __all__ = [
     "LandmarkMDS",
     "LaplacianEigenmaps",
     "LocallyLinearEmbedding",
+    "TSNE",
     "OoseEstimator",
     "SpectralClustering",
     "datasets",

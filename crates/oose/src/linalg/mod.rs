@@ -57,5 +57,6 @@ pub mod memory;
 pub(crate) mod pivoted_cholesky;
 pub mod procrustes;
 pub(crate) mod simd;
+pub(crate) mod small;
 pub(crate) mod sparse;
 pub(crate) mod stored;

@@ -16,6 +16,7 @@
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::eigen::{top_eigen, top_eigen_below_top, Solver, Symmetric};
+use crate::linalg::small::{cholesky_in_place, cholesky_solve};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
@@ -137,39 +138,10 @@ fn barycentre(z: &[f64], x: MatRef<'_, f64>, nbrs: &[usize], reg: f64) -> Option
         l[a * k + a] += r;
     }
     // Cholesky of the regularised G (lower triangle), then two triangular solves of 1.
-    for j in 0..k {
-        let mut d = l[j * k + j];
-        for p in 0..j {
-            d -= l[j * k + p] * l[j * k + p];
-        }
-        if d.is_nan() || d <= 0.0 || d.is_infinite() {
-            return None;
-        }
-        let d = d.sqrt();
-        l[j * k + j] = d;
-        for i in j + 1..k {
-            let mut s = l[i * k + j];
-            for p in 0..j {
-                s -= l[i * k + p] * l[j * k + p];
-            }
-            l[i * k + j] = s / d;
-        }
+    if !cholesky_in_place(&mut l, k) {
+        return None;
     }
-    let mut w = vec![1.0; k];
-    for i in 0..k {
-        let mut s = w[i];
-        for p in 0..i {
-            s -= l[i * k + p] * w[p];
-        }
-        w[i] = s / l[i * k + i];
-    }
-    for i in (0..k).rev() {
-        let mut s = w[i];
-        for p in i + 1..k {
-            s -= l[p * k + i] * w[p];
-        }
-        w[i] = s / l[i * k + i];
-    }
+    let mut w = cholesky_solve(&l, k, &vec![1.0; k]);
     let sum: f64 = w.iter().sum();
     w.iter_mut().for_each(|v| *v /= sum);
     // ||z − Σ wⱼ xⱼ||² = wᵀ G w (Σ w = 1), over the mean squared neighbour distance.

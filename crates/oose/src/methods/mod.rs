@@ -10,6 +10,7 @@ pub mod lle;
 pub mod mds;
 pub mod pca;
 pub mod spectral_clustering;
+pub mod tsne;
 
 use crate::error::Result;
 use crate::extend::Extension;

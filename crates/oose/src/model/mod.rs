@@ -111,6 +111,8 @@ registry! {
     Interpolate(FittedInterpolator) = Interpolator;
     /// Locally linear embedding.
     Lle(crate::methods::lle::FittedLle) = crate::methods::lle::LocallyLinearEmbedding;
+    /// t-SNE.
+    Tsne(crate::methods::tsne::FittedTsne) = crate::methods::tsne::Tsne;
 }
 
 /// A fitted model: the fitted method and the novelty score fitted with it (maths §18).

@@ -245,7 +245,8 @@ impl Values {
         match self.take(name) {
             None => Ok(default),
             Some(Value::None) => Ok(None),
-            Some(Value::Str(s)) if s == "none" => Ok(None),
+            // `auto` and `none`: the method's rule.
+            Some(Value::Str(s)) if s == "none" || s == "auto" => Ok(None),
             Some(v) => number(name, v).map(Some),
         }
     }

@@ -1,0 +1,499 @@
+//! t-SNE (maths §12) with an out-of-sample extension that is exact on the training
+//! points.
+//!
+//! - `affinities`: perplexity calibration by bisection and the symmetric P.
+//! - `gradient`: the KL gradient by the exact sum or Barnes–Hut.
+//! - `optimise`: scikit-learn's schedule (PCA initialisation, early exaggeration,
+//!   momentum, gains, learning rate `auto`).
+//! - `local`: the extension. A new point is placed by inverse-distance weighting of the
+//!   embedding over its nearest training points. It is exact on the training points,
+//!   sample-wise, and comes with the local power function as a per-point reliability.
+
+mod affinities;
+mod gradient;
+mod local;
+mod optimise;
+
+use crate::error::{Error, Result};
+use crate::extend::Extension;
+use crate::linalg::stored::StoredMat;
+use crate::methods::OutOfSample;
+use crate::model::method::{
+    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
+};
+use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
+use crate::model::specs::{fmt_list, N_COMPONENTS, SEED};
+use crate::neighbors::knn;
+use crate::validate;
+use faer::MatRef;
+use serde::{Deserialize, Serialize};
+
+/// The joint probabilities P of t-SNE (maths §12) from each point's neighbours `idx[i]`
+/// and squared distances `sq[i]`: row i of P as `(column, value)` pairs sorted by column.
+/// What `fit` uses; public so that P can be compared with other implementations.
+///
+/// ```
+/// let idx = vec![vec![1, 2], vec![0, 2], vec![1, 0]];
+/// let sq = vec![vec![1.0, 4.0], vec![1.0, 2.0], vec![2.0, 4.0]];
+/// let p = oose::methods::tsne::joint_probabilities(&idx, &sq, 1.5).unwrap();
+/// let total: f64 = p.iter().flatten().map(|e| e.1).sum();
+/// assert!((total - 1.0).abs() < 1e-15);
+/// ```
+pub fn joint_probabilities(
+    idx: &[Vec<usize>],
+    sq: &[Vec<f64>],
+    perplexity: f64,
+) -> Result<Vec<Vec<(usize, f64)>>> {
+    let n = idx.len();
+    if sq.len() != n || idx.iter().zip(sq).any(|(a, b)| a.len() != b.len()) {
+        return Err(Error::Shape {
+            what: "neighbour distances",
+            expected: "one distance per neighbour index".into(),
+            got: "lists of other lengths".into(),
+        });
+    }
+    if let Some(i) = idx.iter().position(|r| r.iter().any(|&j| j >= n)) {
+        return Err(Error::param(
+            "indices",
+            format!("row {i} names a point beyond the {n} given"),
+        ));
+    }
+    if !(perplexity > 0.0 && perplexity.is_finite()) {
+        return Err(Error::param(
+            "perplexity",
+            format!("must be > 0, got {perplexity}"),
+        ));
+    }
+    let (p, _) = affinities::joint(idx, sq, perplexity);
+    Ok((0..n)
+        .map(|i| {
+            (p.offsets[i]..p.offsets[i + 1])
+                .map(|e| (p.cols[e] as usize, p.vals[e]))
+                .collect()
+        })
+        .collect())
+}
+
+/// How the repulsive forces are summed during the fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum TsneGradient {
+    /// Barnes–Hut on a 2^d-tree (d ≤ 3), opening angle `angle`.
+    #[default]
+    BarnesHut,
+    /// The exact O(N²) sum (the reference; small N).
+    Exact,
+}
+
+impl crate::model::params::Named for TsneGradient {
+    fn name(&self) -> &'static str {
+        match self {
+            TsneGradient::BarnesHut => "barnes-hut",
+            TsneGradient::Exact => "exact",
+        }
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        validate::named(
+            "method",
+            s,
+            &[
+                ("barnes-hut", TsneGradient::BarnesHut),
+                ("barnes_hut", TsneGradient::BarnesHut),
+                ("exact", TsneGradient::Exact),
+            ],
+        )
+    }
+}
+
+/// The starting embedding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum TsneInit {
+    /// Principal components, rescaled so that the first has standard deviation 1e-4.
+    #[default]
+    Pca,
+    /// Gaussian with standard deviation 1e-4, from the seed.
+    Random,
+}
+
+impl crate::model::params::Named for TsneInit {
+    fn name(&self) -> &'static str {
+        match self {
+            TsneInit::Pca => "pca",
+            TsneInit::Random => "random",
+        }
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        validate::named(
+            "init",
+            s,
+            &[("pca", TsneInit::Pca), ("random", TsneInit::Random)],
+        )
+    }
+}
+
+/// t-SNE (maths §12), with scikit-learn's defaults.
+///
+/// ```
+/// use oose::methods::tsne::Tsne;
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::three_d_clusters(150, 3, 1).points;
+/// let m = Tsne { perplexity: 10.0, max_iter: 300, ..Default::default() }.fit(x.as_ref()).unwrap();
+/// assert_eq!(m.embedding().ncols(), 2);
+/// // Training points are placed exactly where the fit put them.
+/// let e = m.extend(x.as_ref().subrows(4, 2)).unwrap();
+/// assert_eq!(e.coordinates[(1, 0)], m.embedding()[(5, 0)]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tsne {
+    /// Embedding dimension d (default 2).
+    pub n_components: usize,
+    /// Perplexity (default 30): about the number of neighbours each point attends to.
+    pub perplexity: f64,
+    /// Factor on P for the first 250 iterations (default 12).
+    pub early_exaggeration: f64,
+    /// Step size; `None` (default) is scikit-learn's `auto`: max(N / exaggeration / 4, 50).
+    pub learning_rate: Option<f64>,
+    /// Iterations in all, the early-exaggeration phase included (default 1000).
+    pub max_iter: usize,
+    /// Opening angle θ of Barnes–Hut (default 0.5).
+    pub angle: f64,
+    /// How the repulsive forces are summed (default Barnes–Hut).
+    pub method: TsneGradient,
+    /// The starting embedding (default PCA).
+    pub init: TsneInit,
+    /// Seed of the random initialisation (default 0).
+    pub seed: u64,
+    /// Training neighbours a new point is placed from (default 5).
+    pub transform_neighbors: usize,
+}
+
+impl Default for Tsne {
+    fn default() -> Self {
+        Tsne {
+            n_components: 2,
+            perplexity: 30.0,
+            early_exaggeration: 12.0,
+            learning_rate: None,
+            max_iter: 1000,
+            angle: 0.5,
+            method: TsneGradient::BarnesHut,
+            init: TsneInit::Pca,
+            seed: 0,
+            transform_neighbors: 5,
+        }
+    }
+}
+
+impl Tsne {
+    /// The neighbours per point of P: min(N − 1, ⌊3·perplexity⌋ + 1).
+    pub fn n_neighbors(&self, n: usize) -> usize {
+        n.saturating_sub(1)
+            .min((3.0 * self.perplexity).floor() as usize + 1)
+    }
+
+    fn check(&self, n: usize) -> Result<()> {
+        let bad = |name: &'static str, why: String| Err(Error::param(name, why));
+        if n < 2 {
+            return bad(
+                "perplexity",
+                format!("t-SNE needs at least 2 points, got {n}"),
+            );
+        }
+        if !(self.perplexity > 0.0 && self.perplexity.is_finite()) || self.perplexity >= n as f64 {
+            return bad(
+                "perplexity",
+                format!(
+                    "must be > 0 and below the number of points ({n}), got {}",
+                    self.perplexity
+                ),
+            );
+        }
+        if self.n_components == 0 {
+            return bad("n_components", "must be at least 1, got 0".into());
+        }
+        if self.method == TsneGradient::BarnesHut && self.n_components > 3 {
+            return bad(
+                "n_components",
+                format!(
+                    "Barnes–Hut works in 1 to 3 dimensions, got {}; use method = exact",
+                    self.n_components
+                ),
+            );
+        }
+        if !(self.early_exaggeration >= 1.0 && self.early_exaggeration.is_finite()) {
+            return bad(
+                "early_exaggeration",
+                format!("must be ≥ 1, got {}", self.early_exaggeration),
+            );
+        }
+        if let Some(l) = self.learning_rate {
+            if !(l > 0.0 && l.is_finite()) {
+                return bad("learning_rate", format!("must be > 0, got {l}"));
+            }
+        }
+        if self.max_iter == 0 {
+            return bad("max_iter", "must be at least 1, got 0".into());
+        }
+        if !(0.0..=1.0).contains(&self.angle) {
+            return bad("angle", format!("must be in [0, 1], got {}", self.angle));
+        }
+        if self.transform_neighbors == 0 || self.transform_neighbors > n {
+            return bad(
+                "transform_neighbors",
+                format!(
+                    "must be between 1 and N = {n}, got {}",
+                    self.transform_neighbors
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Fits on the rows of `x` (N×D).
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedTsne> {
+        validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        self.check(n)?;
+        let k = self.n_neighbors(n);
+        let (idx, dist) = knn(x, x, k, true);
+        let sq: Vec<Vec<f64>> = dist
+            .iter()
+            .map(|r| r.iter().map(|d| d * d).collect())
+            .collect();
+        if sq.iter().flatten().all(|d| *d == 0.0) {
+            return Err(Error::InvalidValue {
+                what: "training data",
+                row: 0,
+                col: 0,
+                value: x[(0, 0)],
+                reason: "all points coincide: t-SNE has nothing to embed",
+            });
+        }
+        let (p, _betas) = affinities::joint(&idx, &sq, self.perplexity);
+        let kt = self.transform_neighbors.min(n - 1).max(1);
+        let reliability_epsilon = if kt <= k {
+            local::training_scale(&dist, kt)
+        } else {
+            local::training_scale(&knn(x, x, kt, true).1, kt)
+        };
+        let fit = optimise::run(self, x, &p)?;
+        Ok(FittedTsne {
+            params: self.clone(),
+            x: StoredMat::from_mat(x),
+            embedding: StoredMat::from_mat(fit.embedding.as_ref()),
+            n_neighbors: k,
+            learning_rate: fit.learning_rate,
+            kl: fit.kl,
+            reliability_epsilon,
+        })
+    }
+}
+
+/// A fitted t-SNE.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedTsne {
+    params: Tsne,
+    x: StoredMat,
+    embedding: StoredMat,
+    /// Neighbours per point in P.
+    n_neighbors: usize,
+    /// The learning rate used (`auto` resolved).
+    learning_rate: f64,
+    /// (iteration, KL(P‖Q)) every 50 iterations and at the end.
+    kl: Vec<(usize, f64)>,
+    /// ε₀ of the reliability (the local power function at the training data's scale).
+    reliability_epsilon: f64,
+}
+
+impl FittedTsne {
+    /// Parameters as given.
+    pub fn params(&self) -> &Tsne {
+        &self.params
+    }
+
+    /// KL(P‖Q) at the end of the fit.
+    pub fn kl_divergence(&self) -> f64 {
+        self.kl.last().map_or(f64::NAN, |k| k.1)
+    }
+
+    /// (iteration, KL(P‖Q)) every 50 iterations and at the end (the divergence from
+    /// the true P, also during early exaggeration).
+    pub fn kl_history(&self) -> &[(usize, f64)] {
+        &self.kl
+    }
+
+    fn is_consistent(&self) -> bool {
+        let n = self.x.nrows();
+        self.embedding.is_shape(n, self.params.n_components)
+            && self.reliability_epsilon > 0.0
+            && self.params.transform_neighbors >= 1
+            && self.params.transform_neighbors <= n
+    }
+}
+
+impl OutOfSample for FittedTsne {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.embedding.view()
+    }
+
+    /// Inverse-distance weighting of the embedding over the nearest training points (see
+    /// the module documentation): `residual` is the local power function P²(z) ∈ [0, 1]
+    /// at the training data's scale (0 on training points, near 1 away from the data),
+    /// `reconstruction_error` the distance to the nearest training point in units of the
+    /// training data's typical neighbour distance √ε₀.
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        validate::columns("new points", new, self.x.ncols())?;
+        validate::finite("new points", new)?;
+        Ok(local::interpolate(
+            self.x.view(),
+            self.embedding.view(),
+            new,
+            self.params.transform_neighbors,
+            self.reliability_epsilon,
+        ))
+    }
+
+    fn input_width(&self) -> usize {
+        self.x.ncols()
+    }
+}
+
+const PERPLEXITY: ParamSpec = ParamSpec::new(
+    "perplexity",
+    "perplexity",
+    Kind::Float,
+    "Perplexity: about the number of neighbours each point attends to.",
+);
+const EXAGGERATION: ParamSpec = ParamSpec::new(
+    "early_exaggeration",
+    "early-exaggeration",
+    Kind::Float,
+    "Factor on P during the first 250 iterations.",
+);
+const LEARNING_RATE: ParamSpec = ParamSpec::new(
+    "learning_rate",
+    "learning-rate",
+    Kind::FloatOrName(&["auto"]),
+    "Step size (`auto`: max(N / early_exaggeration / 4, 50)).",
+)
+.optional();
+const MAX_ITER: ParamSpec = ParamSpec::new(
+    "max_iter",
+    "max-iter",
+    Kind::Int,
+    "Iterations in all, the early-exaggeration phase included.",
+);
+const ANGLE: ParamSpec = ParamSpec::new(
+    "angle",
+    "angle",
+    Kind::Float,
+    "Opening angle θ of Barnes–Hut.",
+);
+const GRADIENT: ParamSpec = ParamSpec::new(
+    "method",
+    "method",
+    Kind::Choice(&["barnes-hut", "exact"]),
+    "How the repulsive forces are summed: barnes-hut (d ≤ 3) or exact (O(N²)).",
+);
+const INIT: ParamSpec = ParamSpec::new(
+    "init",
+    "init",
+    Kind::Choice(&["pca", "random"]),
+    "Starting embedding: pca (rescaled to standard deviation 1e-4) or random.",
+);
+const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
+    "transform_neighbors",
+    "transform-neighbors",
+    Kind::Int,
+    "Training neighbours a new point is placed from (inverse-distance weights).",
+);
+
+impl Method for Tsne {
+    type Fitted = FittedTsne;
+    const NAME: &'static str = "tsne";
+    const ABOUT: &'static str =
+        "t-SNE with an inverse-distance extension, exact on training points (maths §12)";
+
+    const SPECS: &'static [ParamSpec] = &join::<10>(&[
+        NO_PARAMS,
+        &[
+            N_COMPONENTS,
+            PERPLEXITY,
+            EXAGGERATION,
+            LEARNING_RATE,
+            MAX_ITER,
+            ANGLE,
+            GRADIENT,
+            INIT,
+            SEED,
+            TRANSFORM_NEIGHBORS,
+        ],
+    ]);
+
+    crate::params_as_data!(Tsne {
+        n_components,
+        perplexity,
+        early_exaggeration,
+        learning_rate,
+        max_iter,
+        angle,
+        method,
+        init,
+        seed,
+        transform_neighbors
+    });
+
+    fn configurations() -> Vec<Configuration> {
+        vec![
+            Configuration::exact(
+                "barnes-hut",
+                Values::new()
+                    .with("perplexity", 10.0)
+                    .with("max_iter", 300usize),
+            ),
+            Configuration::exact(
+                "exact-random-init",
+                Values::new()
+                    .with("perplexity", 5.0)
+                    .with("max_iter", 260usize)
+                    .with("method", "exact")
+                    .with("init", "random"),
+            ),
+        ]
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedTsne> {
+        points_only(input, Self::NAME, |x| self.fit(x))
+    }
+}
+
+impl Fitted for FittedTsne {
+    fn training_points(&self) -> Option<MatRef<'_, f64>> {
+        Some(self.x.view())
+    }
+
+    crate::fitted_basics!();
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        opts.refuse_all_but(&[], |o| no_such_option(Tsne::NAME, o))
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        v.push(("tsne_neighbors".into(), self.n_neighbors.to_string()));
+        let iterations = self.kl.last().map_or(0, |k| k.0);
+        v.push(("iterations".into(), iterations.to_string()));
+        v.push((
+            "learning_rate_used".into(),
+            format!("{:?}", self.learning_rate),
+        ));
+        v.push((
+            "kl_divergence".into(),
+            format!("{:?}", self.kl_divergence()),
+        ));
+        v.push((
+            "reliability_epsilon".into(),
+            format!("{:?}", self.reliability_epsilon),
+        ));
+        let hist: Vec<f64> = self.kl.iter().map(|k| k.1).collect();
+        v.push(("kl_every_50".into(), fmt_list(&hist)));
+    }
+}

@@ -1,0 +1,111 @@
+//! scikit-learn's optimisation schedule for t-SNE (maths §12): initialisation (PCA with
+//! the first column rescaled to standard deviation 1e-4, or Gaussian), then gradient
+//! descent with momentum and per-coordinate gains in two phases: early exaggeration
+//! (P × 12, momentum 0.5, 250 iterations), then P itself with momentum 0.8. As in
+//! scikit-learn, each phase starts with zero update and unit gains. The divergence is
+//! recorded every 50 iterations and at the end.
+
+use super::gradient::{gradient, Repulsion};
+use super::{Tsne, TsneGradient, TsneInit};
+use crate::error::{Error, Result};
+use crate::linalg::sparse::SymCsr;
+use crate::methods::pca::Pca;
+use crate::methods::OutOfSample;
+use crate::rng::Rng;
+use faer::{Mat, MatRef};
+
+/// Iterations of the early-exaggeration phase (scikit-learn's `_EXPLORATION_MAX_ITER`).
+pub(crate) const EXPLORATION: usize = 250;
+/// The divergence is recorded every this many iterations.
+const CHECK_EVERY: usize = 50;
+
+/// What the optimisation produced.
+pub(crate) struct Fit {
+    pub embedding: Mat<f64>,
+    pub learning_rate: f64,
+    pub kl: Vec<(usize, f64)>,
+}
+
+fn initial(params: &Tsne, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
+    let (n, d) = (x.nrows(), params.n_components);
+    match params.init {
+        TsneInit::Random => {
+            let mut rng = Rng::new(params.seed);
+            Ok((0..n * d).map(|_| 1e-4 * rng.normal()).collect())
+        }
+        TsneInit::Pca => {
+            let pca = Pca {
+                n_components: d,
+                ..Default::default()
+            }
+            .fit(x)?;
+            let e = pca.embedding();
+            let mean = (0..n).map(|i| e[(i, 0)]).sum::<f64>() / n as f64;
+            let var = (0..n).map(|i| (e[(i, 0)] - mean).powi(2)).sum::<f64>() / n as f64;
+            let scale = if var > 0.0 { 1e-4 / var.sqrt() } else { 1.0 };
+            Ok((0..n * d).map(|t| e[(t / d, t % d)] * scale).collect())
+        }
+    }
+}
+
+/// Runs the optimisation on P.
+pub(crate) fn run(params: &Tsne, x: MatRef<'_, f64>, p: &SymCsr) -> Result<Fit> {
+    let (n, d) = (x.nrows(), params.n_components);
+    let mut y = initial(params, x)?;
+    let learning_rate = params
+        .learning_rate
+        .unwrap_or_else(|| (n as f64 / params.early_exaggeration / 4.0).max(50.0));
+    let repulsion = match params.method {
+        TsneGradient::Exact => Repulsion::Exact,
+        TsneGradient::BarnesHut => Repulsion::BarnesHut(params.angle),
+    };
+    let p_log_p: f64 = p
+        .vals
+        .iter()
+        .filter(|v| **v > 0.0)
+        .map(|v| v * v.ln())
+        .sum();
+    let explore = EXPLORATION.min(params.max_iter);
+    let mut update = vec![0.0; n * d];
+    let mut gains = vec![1.0f64; n * d];
+    let mut kl = Vec::new();
+    for it in 0..params.max_iter {
+        if it == explore {
+            // scikit-learn's second call of its gradient descent starts afresh.
+            update.iter_mut().for_each(|u| *u = 0.0);
+            gains.iter_mut().for_each(|g| *g = 1.0);
+        }
+        let (exaggeration, momentum) = if it < explore {
+            (params.early_exaggeration, 0.5)
+        } else {
+            (1.0, 0.8)
+        };
+        let g = gradient(p, &y, d, exaggeration, repulsion);
+        if let Some(t) = g.grad.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Overflow {
+                what: "t-SNE gradient",
+                row: t / d,
+                detail: "not finite during the optimisation (try a smaller learning_rate)",
+            });
+        }
+        if (it + 1) % CHECK_EVERY == 0 || it + 1 == params.max_iter {
+            kl.push((it + 1, g.kl(p_log_p)));
+        }
+        for t in 0..n * d {
+            let gt = g.grad[t];
+            if update[t] * gt < 0.0 {
+                gains[t] += 0.2;
+            } else {
+                gains[t] *= 0.8;
+            }
+            gains[t] = gains[t].max(0.01);
+            update[t] = momentum * update[t] - learning_rate * gains[t] * gt;
+            y[t] += update[t];
+        }
+    }
+    Ok(Fit {
+        embedding: Mat::from_fn(n, d, |i, c| y[i * d + c]),
+        learning_rate,
+        kl,
+    })
+}

@@ -1,0 +1,196 @@
+//! t-SNE (maths §12): the fit separates clusters and lowers the divergence, the
+//! extension is exact on training points and sample-wise, the fit is deterministic
+//! whatever the number of threads, and bad input is a typed error.
+
+use oose::error::Error;
+use oose::faer::Mat;
+use oose::methods::tsne::{Tsne, TsneGradient};
+use oose::methods::OutOfSample;
+
+/// Four Gaussian blobs in 10 dimensions (labels 0..4), 50 points each.
+fn blobs(seed: u64) -> (Mat<f64>, Vec<usize>) {
+    let mut rng = oose::rng::Rng::new(seed);
+    let n = 200;
+    let centres: Vec<Vec<f64>> = (0..4)
+        .map(|_| (0..10).map(|_| 8.0 * rng.normal()).collect())
+        .collect();
+    let labels: Vec<usize> = (0..n).map(|i| i % 4).collect();
+    let x = Mat::from_fn(n, 10, |i, j| centres[labels[i]][j]);
+    let noise = rng.normal_mat(n, 10);
+    (&x + &noise, labels)
+}
+
+/// Fraction of points whose 10 nearest others in `y` mostly share their label.
+fn knn_accuracy(y: oose::faer::MatRef<'_, f64>, labels: &[usize]) -> f64 {
+    let (idx, _) = oose::neighbors::knn(y, y, 10, true);
+    let ok = idx
+        .iter()
+        .enumerate()
+        .filter(|(i, nb)| nb.iter().filter(|&&j| labels[j] == labels[*i]).count() > 5)
+        .count();
+    ok as f64 / labels.len() as f64
+}
+
+#[test]
+fn the_fit_separates_clusters_and_lowers_the_divergence() {
+    let (x, labels) = blobs(1);
+    let m = Tsne {
+        perplexity: 20.0,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert!(knn_accuracy(m.embedding(), &labels) > 0.99);
+    let hist = m.kl_history();
+    assert_eq!(hist.len(), 20);
+    assert_eq!(hist.last().unwrap().0, 1000);
+    // Past early exaggeration the divergence only falls, to well below its start.
+    let at_300 = hist.iter().find(|h| h.0 == 300).unwrap().1;
+    assert!(m.kl_divergence() < at_300, "{hist:?}");
+    assert!(
+        m.kl_divergence() > 0.0 && m.kl_divergence() < 1.5,
+        "{}",
+        m.kl_divergence()
+    );
+}
+
+#[test]
+fn barnes_hut_ends_close_to_the_exact_gradient() {
+    let (x, _) = blobs(2);
+    let fit = |method| {
+        Tsne {
+            perplexity: 15.0,
+            method,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap()
+        .kl_divergence()
+    };
+    let (bh, exact) = (fit(TsneGradient::BarnesHut), fit(TsneGradient::Exact));
+    // The gradients differ by under 1 % per step (gradient.rs), but 1000 steps of a
+    // non-convex descent amplify that: at N = 200 the final divergences differ by a few
+    // per cent either way (the benchmark measures the 1 % target at N = 2000).
+    assert!((bh - exact).abs() < 0.04 * exact, "{bh} vs {exact}");
+}
+
+#[test]
+fn extension_is_exact_on_training_points_sample_wise_and_reliable_near_the_data() {
+    let (x, _) = blobs(3);
+    let m = Tsne {
+        perplexity: 20.0,
+        max_iter: 400,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let e = m.extend(x.as_ref()).unwrap();
+    assert_eq!(e.coordinates, m.embedding().to_owned());
+    assert!(e.residual.iter().all(|r| *r == 0.0));
+    // New points: half-way between pairs of training points of one cluster, and far away.
+    let z = Mat::from_fn(3, 10, |i, j| match i {
+        0 => 0.5 * (x[(0, j)] + x[(4, j)]),
+        1 => 0.5 * (x[(1, j)] + x[(5, j)]),
+        _ => 100.0,
+    });
+    let batch = m.extend(z.as_ref()).unwrap();
+    for i in 0..3 {
+        let one = m.extend(z.as_ref().subrows(i, 1)).unwrap();
+        for c in 0..2 {
+            assert_eq!(
+                one.coordinates[(0, c)].to_bits(),
+                batch.coordinates[(i, c)].to_bits()
+            );
+        }
+    }
+    // Between two points of one cluster: placed near that cluster's points, and
+    // reliable; far from every point: the power function says so.
+    let y = m.embedding();
+    let spread = (0..200)
+        .map(|i| y[(i, 0)].abs().max(y[(i, 1)].abs()))
+        .fold(0.0, f64::max);
+    let gap = ((batch.coordinates[(0, 0)] - y[(0, 0)]).powi(2)
+        + (batch.coordinates[(0, 1)] - y[(0, 1)]).powi(2))
+    .sqrt();
+    assert!(gap < 0.2 * spread, "{gap} vs {spread}");
+    assert!(
+        batch.residual[0] < 0.5 && batch.residual[2] > 0.99,
+        "{:?}",
+        batch.residual
+    );
+    assert!(batch.coordinates.as_ref().is_all_finite());
+}
+
+#[test]
+fn one_thread_and_two_give_the_same_bits() {
+    let (x, _) = blobs(4);
+    let fit = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                let m = Tsne {
+                    perplexity: 10.0,
+                    max_iter: 300,
+                    ..Default::default()
+                }
+                .fit(x.as_ref())
+                .unwrap();
+                let e = m.extend(x.as_ref().subrows(0, 5)).unwrap();
+                (m.embedding().to_owned(), e.coordinates)
+            })
+    };
+    assert!(fit(1) == fit(2));
+}
+
+#[test]
+fn bad_input_is_a_typed_error_naming_the_parameter() {
+    let (x, _) = blobs(5);
+    let small = x.as_ref().subrows(0, 20);
+    let e = Tsne::default().fit(small).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidParameter {
+                name: "perplexity",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = Tsne {
+        n_components: 4,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidParameter {
+                name: "n_components",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let constant = Mat::from_fn(50, 3, |_, _| 1.5);
+    let e = Tsne {
+        perplexity: 5.0,
+        ..Default::default()
+    }
+    .fit(constant.as_ref())
+    .unwrap_err();
+    assert!(e.to_string().contains("all points coincide"), "{e}");
+    // Duplicated points (zero distances) embed without NaN.
+    let dup = Mat::from_fn(60, 3, |i, j| ((i / 2) * 3 + j) as f64 * 0.37 % 5.0);
+    let m = Tsne {
+        perplexity: 5.0,
+        max_iter: 300,
+        ..Default::default()
+    }
+    .fit(dup.as_ref())
+    .unwrap();
+    assert!(m.embedding().is_all_finite());
+}
