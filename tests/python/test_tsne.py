@@ -66,6 +66,15 @@ def test_digits_embedding_is_as_trustworthy_as_scikit_learns_and_transform_class
     assert acc >= ceiling - 0.01, (acc, ceiling)
     _, diag = est.transform(x[test], return_diagnostics=True)
     assert np.all((diag["residual"] >= 0) & (diag["residual"] <= 1))
+    # optimize: openTSNE's transform, sample-wise; at least as accurate here.
+    est.set_params(strategy="optimize")
+    zo, diag = est.transform(x[test], return_diagnostics=True)
+    assert np.all(np.isfinite(diag["kl"]))
+    np.testing.assert_array_equal(
+        np.vstack([est.transform(x[test[i : i + 1]]) for i in range(5)]), zo[:5]
+    )
+    acc_o = KNeighborsClassifier(10).fit(est.embedding_, y[train]).score(zo, y[test])
+    assert acc_o >= ceiling - 0.01, (acc_o, ceiling)
 
 
 def test_bad_parameters_are_named():

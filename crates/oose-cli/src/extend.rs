@@ -36,9 +36,10 @@ pub struct ExtendArgs {
     /// flagged). Default: the model's (0.01).
     #[arg(long)]
     alpha: Option<f64>,
-    /// Extension strategy: projection (every model) or restricted (mds, landmark-mds,
-    /// isomap, kpca).
-    #[arg(long, default_value = "projection", value_parser = ["projection", "restricted"])]
+    /// Extension strategy: projection (every model's default placement), restricted
+    /// (mds, landmark-mds, isomap, kpca), interpolation (t-SNE's default) or optimize
+    /// (t-SNE: each new point's own KL divergence minimised; adds the column `kl`).
+    #[arg(long, default_value = "projection", value_parser = ["projection", "restricted", "interpolation", "optimize"])]
     strategy: String,
     /// Joint restricted reconstruction of all input rows together (reads the whole
     /// input). For proximity models give the new objects' mutual block with `--mutual`.

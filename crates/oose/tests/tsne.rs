@@ -194,3 +194,62 @@ fn bad_input_is_a_typed_error_naming_the_parameter() {
     .unwrap();
     assert!(m.embedding().is_all_finite());
 }
+
+#[test]
+fn optimize_is_sample_wise_with_a_finite_divergence_and_other_strategies_are_refused() {
+    use oose::extend::Strategy;
+    use oose::model::{ExtendOptions, Model};
+    let (x, _) = blobs(6);
+    let train = x.as_ref().subrows(0, 180);
+    let z = x.as_ref().subrows(180, 20);
+    let m: Model = Tsne {
+        perplexity: 15.0,
+        max_iter: 400,
+        ..Default::default()
+    }
+    .fit(train)
+    .unwrap()
+    .into();
+    let opts = |s| ExtendOptions {
+        strategy: Some(s),
+        ..Default::default()
+    };
+    let batch = m.extend_options(z, &opts(Strategy::Optimize)).unwrap();
+    let kl = batch
+        .extra
+        .iter()
+        .find(|c| c.name == "kl")
+        .expect("a kl column");
+    assert!(kl.values.iter().all(|v| v.is_finite() && *v >= 0.0));
+    for i in [0, 7, 19] {
+        let one = m
+            .extend_options(z.subrows(i, 1), &opts(Strategy::Optimize))
+            .unwrap();
+        for c in 0..2 {
+            assert_eq!(
+                one.coordinates[(0, c)].to_bits(),
+                batch.coordinates[(i, c)].to_bits()
+            );
+        }
+    }
+    // Interpolation is the default placement, by either name.
+    let a = m.extend_options(z, &opts(Strategy::Interpolation)).unwrap();
+    let b = m.extend(z).unwrap();
+    assert_eq!(a.coordinates, b.coordinates);
+    let e = m
+        .extend_options(z, &opts(Strategy::Restricted))
+        .unwrap_err();
+    assert!(e.to_string().contains("strategy"), "{e}");
+    // And t-SNE's strategies are refused by the other methods.
+    let k = Model::fit(
+        "kpca",
+        &Default::default(),
+        oose::model::Input::Points(train),
+    )
+    .unwrap();
+    let e = k.extend_options(z, &opts(Strategy::Optimize)).unwrap_err();
+    assert!(
+        e.to_string().contains("optimize strategy is t-SNE's"),
+        "{e}"
+    );
+}

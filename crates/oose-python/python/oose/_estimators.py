@@ -464,7 +464,7 @@ class LocallyLinearEmbedding(_Embedding):
         self.reconstruction_error_ = float(self.info_["reconstruction_error"])
 
 
-class TSNE(_Embedding):
+class TSNE(_StrategyOption, _Embedding):
     """t-SNE (maths §12) with scikit-learn's defaults and parameter names, and a
     ``transform`` that scikit-learn's ``TSNE`` lacks.
 
@@ -506,6 +506,12 @@ class TSNE(_Embedding):
         Seed of the random initialisation.
     transform_neighbors : int, default=5
         Training neighbours a new point is placed from.
+    strategy : str, default="interpolation"
+        How ``transform`` places new points: ``interpolation`` (inverse-distance
+        weights; microseconds per point, exact on training points) or ``optimize``
+        (openTSNE's transform made sample-wise: each point's own KL divergence against
+        the fixed reference, 250 steps from its interpolation; the diagnostics add
+        ``kl``).
 
     Attributes
     ----------
@@ -542,6 +548,7 @@ class TSNE(_Embedding):
         init="pca",
         random_state=0,
         transform_neighbors=5,
+        strategy="interpolation",
     ):
         self.n_components = n_components
         self.perplexity = perplexity
@@ -553,6 +560,7 @@ class TSNE(_Embedding):
         self.init = init
         self.random_state = random_state
         self.transform_neighbors = transform_neighbors
+        self.strategy = strategy
 
     def _fitted(self, model):
         super()._fitted(model)

@@ -37,27 +37,47 @@ pub struct Column {
     pub values: Vec<f64>,
 }
 
-/// How a new object is placed into a (centred) inner-product embedding (maths §5).
+/// How a new object is placed. `Projection` is every model's default placement (for
+/// the inner-product embeddings the projection of maths §5; for t-SNE, interpolation);
+/// the others belong to some methods and are refused by the rest, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Strategy {
-    /// ŷ = Λ^{−1/2} Uᵀ b (Gower = Bengio = Nyström = Landmark-MDS triangulation).
+    /// ŷ = Λ^{−1/2} Uᵀ b (Gower = Bengio = Nyström = Landmark-MDS triangulation); the
+    /// default placement of every model.
     #[default]
     Projection,
     /// The global minimiser of 2||Xy − b||² + (yᵀy − β)² (Trosset–Priebe), one object
-    /// at a time.
+    /// at a time (the MDS family and kernel PCA).
     Restricted,
+    /// t-SNE's default: inverse-distance weighting of the embedding (maths §12).
+    Interpolation,
+    /// t-SNE: each new point's own KL divergence against the fixed reference,
+    /// minimised from its interpolation (maths §12).
+    Optimize,
 }
 
 impl Strategy {
-    /// Parses `projection` or `restricted`.
+    /// Parses `projection`, `restricted`, `interpolation` or `optimize`.
     pub fn from_name(name: &str) -> Result<Self> {
         match name {
             "projection" => Ok(Strategy::Projection),
             "restricted" => Ok(Strategy::Restricted),
+            "interpolation" => Ok(Strategy::Interpolation),
+            "optimize" => Ok(Strategy::Optimize),
             _ => Err(Error::param(
                 "strategy",
-                format!("expected projection or restricted, got {name:?}"),
+                format!("expected projection, restricted, interpolation or optimize, got {name:?}"),
             )),
+        }
+    }
+
+    /// Its name, as [`Strategy::from_name`] reads it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::Projection => "projection",
+            Strategy::Restricted => "restricted",
+            Strategy::Interpolation => "interpolation",
+            Strategy::Optimize => "optimize",
         }
     }
 }

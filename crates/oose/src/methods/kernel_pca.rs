@@ -421,6 +421,12 @@ impl FittedKernelPca {
         };
         let extra = match (strategy, kzz) {
             (Strategy::Projection, _) => Vec::new(),
+            (Strategy::Interpolation | Strategy::Optimize, _) => {
+                return Err(Error::param(
+                    "strategy",
+                    no_such_option(KernelPca::NAME, strategy.name()),
+                ))
+            }
             (Strategy::Restricted, None) => {
                 return Err(Error::Unsupported(
                     "restricted reconstruction needs k(z, z)".into(),
@@ -584,7 +590,7 @@ impl Fitted for FittedKernelPca {
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        opts.refuse_all_but(&["strategy", "kernel_diagonal"], |o| {
+        opts.refuse_all_but(&["restricted", "kernel_diagonal"], |o| {
             no_such_option(KernelPca::NAME, o)
         })?;
         let precomputed = self.params.kernel == Kernel::Precomputed;

@@ -270,7 +270,7 @@ impl Fitted for FittedPca {
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&[], |o| match o {
-            "strategy" => "restricted reconstruction is for similarity-based models (mds, \
+            "restricted" => "restricted reconstruction is for similarity-based models (mds, \
                            landmark-mds, isomap, kpca); PCA of points is classical MDS: fit \
                            `mds` instead"
                 .into(),

@@ -150,8 +150,9 @@ impl ExtendOptions<'_> {
     /// extends by projection).
     pub fn given(&self) -> Vec<&'static str> {
         let mut v = vec![];
-        if matches!(self.strategy, Some(s) if s != Strategy::Projection) {
-            v.push("strategy");
+        match self.strategy {
+            None | Some(Strategy::Projection) => {}
+            Some(s) => v.push(s.name()),
         }
         if self.density.is_some() {
             v.push("density");
@@ -166,6 +167,8 @@ impl ExtendOptions<'_> {
     }
 
     /// Refuses every given option not in `supported`, with `why(option)` as reason.
+    /// A strategy counts by its name (`restricted`, `interpolation`, `optimize`); the
+    /// error names the parameter `strategy`.
     pub fn refuse_all_but(
         &self,
         supported: &[&str],
@@ -173,7 +176,13 @@ impl ExtendOptions<'_> {
     ) -> Result<()> {
         match self.given().into_iter().find(|o| !supported.contains(o)) {
             None => Ok(()),
-            Some(o) => Err(Error::param(o, why(o))),
+            Some(o) => {
+                let param = match o {
+                    "restricted" | "interpolation" | "optimize" => "strategy",
+                    o => o,
+                };
+                Err(Error::param(param, why(o)))
+            }
         }
     }
 }
@@ -181,10 +190,13 @@ impl ExtendOptions<'_> {
 /// Why a model without options refuses one (the message names what has it).
 pub(crate) fn no_such_option(method: &str, option: &'static str) -> String {
     match option {
-        "strategy" => format!(
+        "restricted" => format!(
             "restricted reconstruction is for the inner-product embeddings (mds, \
              landmark-mds, isomap, kpca), not {method}"
         ),
+        "interpolation" | "optimize" => {
+            format!("the {option} strategy is t-SNE's, not {method}'s (use projection)")
+        }
         "density" => format!("density at extension applies only to dmaps models, not {method}"),
         "on_isolated" => {
             format!("on_isolated at extension applies only to dmaps models, not {method}")

@@ -324,5 +324,5 @@ pub(crate) fn cmds_info(c: &Cmds, v: &mut Vec<(String, String)>, negative: bool)
 
 /// Extension options of the MDS family: the strategy only.
 pub(crate) fn strategy_only(method: &str, opts: &ExtendOptions<'_>) -> Result<()> {
-    opts.refuse_all_but(&["strategy"], |o| no_such_option(method, o))
+    opts.refuse_all_but(&["restricted"], |o| no_such_option(method, o))
 }

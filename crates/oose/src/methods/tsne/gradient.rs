@@ -73,7 +73,9 @@ pub(crate) fn gradient(
             }
             let mut rep = vec![0.0; d];
             let zi = match (&tree, repulsion) {
-                (Some(t), Repulsion::BarnesHut(theta)) => t.repulsion(y, i, theta, &mut rep),
+                (Some(t), Repulsion::BarnesHut(theta)) => {
+                    t.repulsion(y, yi, Some(i), theta, &mut rep)
+                }
                 _ => {
                     let mut zi = 0.0;
                     for j in 0..n {
@@ -109,7 +111,7 @@ pub(crate) fn gradient(
 
 /// A 2^d-tree over the embedding (d ≤ 3): cubic cells, each with its point count and
 /// centre of mass. Points that coincide share a leaf.
-struct Tree {
+pub(crate) struct Tree {
     d: usize,
     nodes: Vec<Node>,
 }
@@ -133,7 +135,8 @@ const NO_POINT: usize = usize::MAX;
 const MAX_DEPTH: usize = 60;
 
 impl Tree {
-    fn build(y: &[f64], d: usize) -> Tree {
+    /// The tree of the points `y` (row-major N×d, d ≤ 3).
+    pub(crate) fn build(y: &[f64], d: usize) -> Tree {
         assert!(
             (1..=3).contains(&d),
             "Barnes–Hut trees are for 1 to 3 dimensions"
@@ -241,10 +244,18 @@ impl Tree {
         }
     }
 
-    /// Adds point `i`'s repulsive force to `rep` and returns its part of Z.
-    fn repulsion(&self, y: &[f64], i: usize, theta: f64, rep: &mut [f64]) -> f64 {
+    /// Adds the repulsive force Σⱼ w²(yᵢ − yⱼ) at the position `yi` to `rep` and returns
+    /// Σⱼ w: over the tree's points `y` (what it was built from) except `own`, the index
+    /// of the point at `yi` when it is one of them.
+    pub(crate) fn repulsion(
+        &self,
+        y: &[f64],
+        yi: &[f64],
+        own: Option<usize>,
+        theta: f64,
+        rep: &mut [f64],
+    ) -> f64 {
         let d = self.d;
-        let yi = &y[i * d..(i + 1) * d];
         let mut z = 0.0;
         let mut stack = vec![0usize];
         while let Some(node) = stack.pop() {
@@ -272,7 +283,10 @@ impl Tree {
                 continue;
             }
             let mut mass = nd.count as f64;
-            if nd.child == 0 && (nd.point == i || &y[nd.point * d..(nd.point + 1) * d] == yi) {
+            let in_own_leaf = nd.child == 0
+                && nd.point != NO_POINT
+                && own.is_some_and(|i| nd.point == i || &y[nd.point * d..(nd.point + 1) * d] == yi);
+            if in_own_leaf {
                 // i's own leaf: the other points there coincide with it (w = 1, no force).
                 mass -= 1.0;
             }

@@ -13,9 +13,10 @@ mod affinities;
 mod gradient;
 mod local;
 mod optimise;
+mod transform;
 
 use crate::error::{Error, Result};
-use crate::extend::Extension;
+use crate::extend::{Extension, Strategy};
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{
@@ -474,7 +475,21 @@ impl Fitted for FittedTsne {
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        opts.refuse_all_but(&[], |o| no_such_option(Tsne::NAME, o))
+        opts.refuse_all_but(&["interpolation", "optimize"], |o| {
+            no_such_option(Tsne::NAME, o)
+        })
+    }
+
+    /// `interpolation` (the default; also `projection`) or `optimize`.
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        let start = self.extend(new)?;
+        Ok(match opts.strategy {
+            Some(Strategy::Optimize) => {
+                transform::optimize(self.x.view(), self.embedding.view(), new, start)
+            }
+            _ => start,
+        })
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
