@@ -11,6 +11,10 @@
 //! 250 iterations, learning rate 0.1, momentum 0.8, gains as in the fit, gradient norm
 //! clipped to 0.25. The reference is never changed; z's final KL is a diagnostic column.
 
+// Coordinates are indexed across several arrays at once (position, gradient, update,
+// gains): the index loop reads plainer than zipped iterators.
+#![allow(clippy::needless_range_loop)]
+
 use super::affinities::conditional_row;
 use super::gradient::Tree;
 use crate::extend::{Column, Extension};
