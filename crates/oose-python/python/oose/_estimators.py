@@ -475,8 +475,8 @@ class TSNE(_StrategyOption, _Embedding):
     are summed by Barnes–Hut (θ = ``angle``) or exactly. The result is deterministic
     given ``random_state``, whatever the number of threads.
 
-    ``transform`` places a new point by inverse-distance weighting (weights ‖z − xₐ‖⁻⁴) of
-    the embedding over its ``transform_neighbors`` nearest training points. The reference embedding is
+    ``transform`` places a new point at the geometric median of the positions of its
+    ``transform_neighbors`` nearest training points, weighted by ‖z − xₐ‖⁻⁴. The reference embedding is
     never changed. Each row is computed on its own (batch or row by row give the same
     bits), and a training point is returned exactly where ``fit`` put it.
     ``transform(X, return_diagnostics=True)`` gives ``residual``, the local power
@@ -507,8 +507,9 @@ class TSNE(_StrategyOption, _Embedding):
     transform_neighbors : int, default=5
         Training neighbours a new point is placed from.
     strategy : str, default="interpolation"
-        How ``transform`` places new points: ``interpolation`` (inverse-distance
-        weights; microseconds per point, exact on training points) or ``optimize``
+        How ``transform`` places new points: ``interpolation`` (the weighted median of
+        the neighbours' positions; microseconds per point, exact on training points) or
+        ``optimize``
         (openTSNE's transform made sample-wise: each point's own KL divergence against
         the fixed reference, 250 steps from its interpolation; the diagnostics add
         ``kl``).

@@ -1,16 +1,17 @@
-//! The t-SNE extension (maths §12, `interpolation`): a new point z is placed by
-//! inverse-distance weighting (Shepard) of the embedding over its k nearest training
-//! points,
+//! The t-SNE extension (maths §12, `interpolation`): a new point z is placed at the
+//! weighted geometric median of the embedding positions of its k nearest training
+//! points, with inverse-distance weights (Shepard):
 //!
-//!   y(z) = Σₐ wₐ yₐ / Σₐ wₐ,  wₐ = ‖z − xₐ‖⁻⁴,
+//!   y(z) = argmin_y Σₐ wₐ ‖y − yₐ‖,  wₐ = ‖z − xₐ‖⁻⁴,
 //!
-//! which depends on z and the training data alone (sample-wise), is continuous, stays in
-//! the convex hull of the neighbours' positions, and returns a training point's own
-//! position (distance 0: its embedding exactly). The weights and k were chosen by
-//! measurement: on digits (1500 training, 297 held out) the 10-NN accuracy of the
-//! placed points is 0.983 and 0.980 (two splits) against the input-space ceiling of
-//! 0.980 and 0.987; Gaussian kernel interpolation on the same neighbours, whose weights
-//! change sign, reaches 0.92 to 0.97 (maths §12).
+//! found by Weiszfeld's iteration from the weighted mean. It depends on z and the
+//! training data alone (sample-wise), stays in the convex hull of the neighbours'
+//! positions, and returns a training point's own position (distance 0: its embedding
+//! exactly). Unlike a weighted mean, a median is not pulled into the empty space between
+//! clusters when the neighbours in the input space sit in different clusters of the
+//! embedding. Chosen by measurement (maths §12): held-out 10-NN accuracy on
+//! Fashion-MNIST PCA-50 (10000 training images) 0.795 against 0.738 for the weighted
+//! mean and 0.786 for openTSNE's transform.
 //!
 //! The reliability is the local power function at the training data's own scale ε₀ (the
 //! median over training points of the mean squared distance to their k nearest others):
@@ -50,14 +51,9 @@ pub(crate) fn interpolate(
             }
             // (d₁/dₐ)⁴: the same weights up to a factor, without overflow.
             let w: Vec<f64> = ds.iter().map(|v| (ds[0] / v).powi(4)).collect();
-            let total: f64 = w.iter().sum();
+            let pos = geometric_median(y, nb, &w);
             for col in 0..d {
-                coords[(r, col)] = nb
-                    .iter()
-                    .zip(&w)
-                    .map(|(&i, wi)| wi * y[(i, col)])
-                    .sum::<f64>()
-                    / total;
+                coords[(r, col)] = pos[col];
             }
             power.push(power_function(x, nb, ds, eps0));
             relative.push(ds[0] / eps0.sqrt());
@@ -70,6 +66,97 @@ pub(crate) fn interpolate(
         })
     })
     .expect("interpolation does not fail")
+}
+
+/// Steps of Weiszfeld's iteration at most.
+const WEISZFELD_STEPS: usize = 100;
+
+/// The weighted geometric median of the rows `nb` of `y` with weights `w`: Weiszfeld's
+/// iteration y ← Σ (wₐ/‖y − yₐ‖) yₐ / Σ wₐ/‖y − yₐ‖ from the weighted mean, until a step
+/// is below 1e-12 of the neighbours' spread. When the iterate lands on a neighbour's
+/// position that neighbour is the median if its weight outweighs the pull of the others
+/// (‖Σ_{b≠a} w_b (y_b − y_a)/‖y_b − y_a‖‖ ≤ w_a); otherwise the iteration steps off it.
+fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
+    let d = y.ncols();
+    let pts: Vec<Vec<f64>> = nb
+        .iter()
+        .map(|&i| (0..d).map(|c| y[(i, c)]).collect())
+        .collect();
+    let total: f64 = w.iter().sum();
+    let mut cur: Vec<f64> = (0..d)
+        .map(|c| pts.iter().zip(w).map(|(p, wi)| wi * p[c]).sum::<f64>() / total)
+        .collect();
+    let spread = pts
+        .iter()
+        .map(|p| {
+            p.iter()
+                .zip(&cur)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max)
+        })
+        .fold(0.0, f64::max);
+    let tiny = 1e-12 * spread.max(f64::MIN_POSITIVE);
+    let dist = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| (p - q) * (p - q))
+            .sum::<f64>()
+            .sqrt()
+    };
+    for _ in 0..WEISZFELD_STEPS {
+        let mut num = vec![0.0; d];
+        let mut den = 0.0;
+        let mut on = None;
+        for (a, (p, wi)) in pts.iter().zip(w).enumerate() {
+            let r = dist(p, &cur);
+            if r <= tiny {
+                on = Some(a);
+                continue;
+            }
+            den += wi / r;
+            for c in 0..d {
+                num[c] += wi / r * p[c];
+            }
+        }
+        if let Some(a) = on {
+            // The pull of the others at y_a: R = Σ_{b≠a} w_b (y_b − y_a)/‖y_b − y_a‖.
+            let pull: Vec<f64> = (0..d)
+                .map(|c| {
+                    pts.iter()
+                        .zip(w)
+                        .enumerate()
+                        .filter(|(b, _)| *b != a)
+                        .map(|(_, (p, wi))| {
+                            let r = dist(p, &pts[a]);
+                            if r > tiny {
+                                wi * (p[c] - pts[a][c]) / r
+                            } else {
+                                0.0
+                            }
+                        })
+                        .sum()
+                })
+                .collect();
+            let pull_norm = pull.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if pull_norm <= w[a] || den == 0.0 {
+                return pts[a].clone();
+            }
+            // Step off the vertex towards the pull (Vardi–Zhang).
+            let t = (pull_norm - w[a]) / den;
+            let next: Vec<f64> = (0..d)
+                .map(|c| pts[a][c] + t * pull[c] / pull_norm)
+                .collect();
+            cur = next;
+            continue;
+        }
+        let next: Vec<f64> = num.iter().map(|v| v / den).collect();
+        let step = dist(&next, &cur);
+        cur = next;
+        if step <= tiny {
+            break;
+        }
+    }
+    cur
 }
 
 /// The power function 1 − k_zᵀK⁻¹k_z of the Gaussian kernel exp(−r²/ε) on the neighbours.

@@ -5,9 +5,11 @@
 //! - `gradient`: the KL gradient by the exact sum or Barnes–Hut.
 //! - `optimise`: scikit-learn's schedule (PCA initialisation, early exaggeration,
 //!   momentum, gains, learning rate `auto`).
-//! - `local`: the extension. A new point is placed by inverse-distance weighting of the
-//!   embedding over its nearest training points. It is exact on the training points,
-//!   sample-wise, and comes with the local power function as a per-point reliability.
+//! - `local`: the extension. A new point is placed at the inverse-distance weighted
+//!   geometric median of its nearest training points' positions. It is exact on the
+//!   training points, sample-wise, and comes with the local power function as a
+//!   per-point reliability.
+//! - `transform`: the `optimize` extension (openTSNE's transform, sample-wise).
 
 mod affinities;
 mod gradient;
@@ -336,8 +338,8 @@ impl OutOfSample for FittedTsne {
         self.embedding.view()
     }
 
-    /// Inverse-distance weighting of the embedding over the nearest training points (see
-    /// the module documentation): `residual` is the local power function P²(z) ∈ [0, 1]
+    /// The inverse-distance weighted geometric median of the nearest training points'
+    /// positions (see the module documentation): `residual` is the local power function P²(z) ∈ [0, 1]
     /// at the training data's scale (0 on training points, near 1 away from the data),
     /// `reconstruction_error` the distance to the nearest training point in units of the
     /// training data's typical neighbour distance √ε₀.
@@ -405,14 +407,14 @@ const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
     "transform_neighbors",
     "transform-neighbors",
     Kind::Int,
-    "Training neighbours a new point is placed from (inverse-distance weights).",
+    "Training neighbours a new point is placed from (their weighted median).",
 );
 
 impl Method for Tsne {
     type Fitted = FittedTsne;
     const NAME: &'static str = "tsne";
     const ABOUT: &'static str =
-        "t-SNE with an inverse-distance extension, exact on training points (maths §12)";
+        "t-SNE with a weighted-median extension, exact on training points (maths §12)";
 
     const SPECS: &'static [ParamSpec] = &join::<10>(&[
         NO_PARAMS,

@@ -1,0 +1,120 @@
+"""The t-SNE benchmark (run by benches/run_tsne.sh): oose's CLI, openTSNE and
+scikit-learn on Fashion-MNIST PCA-50, one run, numbers as a markdown table."""
+
+import gzip
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from sklearn.decomposition import PCA
+from sklearn.manifold import trustworthiness
+from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
+
+tmp, oose, n, m, with_sklearn, exact_n = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+THREADS = os.cpu_count()
+
+
+def idx(path):
+    b = gzip.open(path).read()
+    nd = b[3]
+    dims = [int.from_bytes(b[4 + 4 * i : 8 + 4 * i], "big") for i in range(nd)]
+    return np.frombuffer(b, np.uint8, offset=4 + 4 * nd).reshape(dims)
+
+
+p = "/usr/share/datasets/fashion-mnist/"
+x_train = idx(p + "train-images-idx3-ubyte.gz").reshape(60000, -1)[:n] / 255.0
+y_train = idx(p + "train-labels-idx1-ubyte.gz")[:n]
+x_test = idx(p + "t10k-images-idx3-ubyte.gz").reshape(10000, -1)[:m] / 255.0
+y_test = idx(p + "t10k-labels-idx1-ubyte.gz")[:m]
+pca = PCA(50, random_state=0).fit(x_train)
+train, test = pca.transform(x_train), pca.transform(x_test)
+np.save(f"{tmp}/train.npy", train)
+np.save(f"{tmp}/test.npy", test)
+sample = np.random.default_rng(0).permutation(n)[: min(n, 5000)]
+
+
+def knn_preservation(x, y, k=10):
+    a = NearestNeighbors(n_neighbors=k + 1).fit(x).kneighbors(x, return_distance=False)[:, 1:]
+    b = NearestNeighbors(n_neighbors=k + 1).fit(y).kneighbors(y, return_distance=False)[:, 1:]
+    return np.mean([len(set(r) & set(s)) / k for r, s in zip(a, b)])
+
+
+def quality(emb):
+    return (
+        trustworthiness(train[sample], emb[sample], n_neighbors=10),
+        knn_preservation(train[sample], emb[sample]),
+    )
+
+
+def accuracy(emb, z):
+    return KNeighborsClassifier(10).fit(emb, y_train).score(z, y_test)
+
+
+def timed(f, repeat=1):
+    ts, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = f()
+        ts.append(time.perf_counter() - t)
+    return out, float(np.median(ts))
+
+
+rows = []
+
+
+def oose_cli(*args):
+    subprocess.run([oose, *args], check=True, stdout=subprocess.DEVNULL)
+
+
+def info(model):
+    out = subprocess.run([oose, "info", model], check=True, capture_output=True, text=True).stdout
+    return dict(line.split(": ", 1) for line in out.splitlines())
+
+
+model = f"{tmp}/t.oose"
+_, t_fit = timed(lambda: oose_cli("fit", "tsne", "--input", f"{tmp}/train.npy", "--output", model))
+oose_cli("embedding", model, "--output", f"{tmp}/emb.npy")
+emb = np.load(f"{tmp}/emb.npy")
+kl = float(info(model)["kl_divergence"])
+res = {}
+for strategy in ("interpolation", "optimize"):
+    out = f"{tmp}/z-{strategy}.npy"
+    _, t = timed(
+        lambda: oose_cli("extend", model, "--input", f"{tmp}/test.npy", "--output", out,
+                         "--strategy", strategy),
+        repeat=3 if strategy == "interpolation" else 1,
+    )
+    res[strategy] = (t, accuracy(emb, np.load(out)))
+rows.append(("oose (Barnes–Hut)", t_fit, kl, *quality(emb), res))
+
+from openTSNE import TSNE as OpenTSNE  # noqa: E402
+
+ot, t_fit = timed(lambda: OpenTSNE(n_jobs=THREADS, random_state=0, negative_gradient_method="fft").fit(train))
+zt, t_tr = timed(lambda: ot.transform(test))
+rows.append(("openTSNE (FFT)", t_fit, float(ot.kl_divergence), *quality(np.asarray(ot)),
+             {"transform": (t_tr, accuracy(np.asarray(ot), zt))}))
+
+if with_sklearn:
+    from sklearn.manifold import TSNE as SkTSNE
+
+    sk, t_fit = timed(lambda: SkTSNE(random_state=0, init="pca", n_jobs=THREADS).fit(train))
+    rows.append(("scikit-learn (Barnes–Hut)", t_fit, float(sk.kl_divergence_), *quality(sk.embedding_), {}))
+
+ceiling = KNeighborsClassifier(10).fit(train, y_train).score(test, y_test)
+print(f"\n### Fashion-MNIST PCA-50: {n} training, {m} test images, {THREADS} threads\n")
+print("| method | fit (s) | KL | trustworthiness(10) | kNN preservation(10) | transform (s) | test 10-NN accuracy |")
+print("|---|---|---|---|---|---|---|")
+for name, tf, k, tw, kp, tr in rows:
+    first = True
+    for s, (tt, acc) in (tr or {"—": (float("nan"), float("nan"))}).items():
+        lead = f"| {name} | {tf:.1f} | {k:.4f} | {tw:.4f} | {kp:.4f}" if first else "| | | | |"
+        print(f"{lead} | {s}: {tt:.3f} | {acc:.4f} |")
+        first = False
+print(f"\ninput-space 10-NN accuracy (the ceiling): {ceiling:.4f}")
+o, ref = rows[0], rows[1]
+print(f"fit time oose / openTSNE: {o[1] / ref[1]:.2f} (target ≤ 0.67); KL oose / openTSNE: {o[2] / ref[2]:.4f} (target ≤ 1.02)")
+t_ref = ref[5]["transform"][0]
+for s in ("interpolation", "optimize"):
+    print(f"transform speed-up {s} vs openTSNE: {t_ref / o[5][s][0]:.1f}×")

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# t-SNE benchmark (issue 19, maths §12): Fashion-MNIST from Debian's
+# dataset-fashion-mnist, PCA to 50 dimensions fitted on the training images, then t-SNE.
+# oose (release CLI) against openTSNE (FFT, same threads) and scikit-learn (Barnes–Hut),
+# in one run: fit time, final KL, trustworthiness(10) and kNN preservation(10) on a 5000
+# point sample, transform time and out-of-sample 10-NN accuracy of the test images
+# (oose: interpolation and optimize; openTSNE: transform), and the input-space ceiling.
+# TSNE_N (default 60000) training images, TSNE_M (default 10000) test images;
+# TSNE_SKLEARN=0 skips scikit-learn (the slowest); TSNE_EXACT_N (default 2000) sets the
+# size of the gradient comparison (exact, Barnes–Hut) run by oose.
+. "$(dirname "$0")/common.sh"
+if [ ! -d /usr/share/datasets/fashion-mnist ]; then
+  apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist >/dev/null
+fi
+if [ ! -x .venv-tsne/bin/python ]; then
+  python3 -m venv .venv-tsne
+  .venv-tsne/bin/pip install -q openTSNE scikit-learn
+fi
+.venv-tsne/bin/python benches/peers/tsne_suite.py "$tmp" ./target/release/oose \
+  "${TSNE_N:-60000}" "${TSNE_M:-10000}" "${TSNE_SKLEARN:-1}" "${TSNE_EXACT_N:-2000}"
