@@ -499,6 +499,7 @@ impl Model {
         finite::check(self).map_err(|e| ModelError::Corrupted(format!("{e}")))?;
         let info = MethodInfo::named(self.method())?;
         let mut v = Values::new();
+        let n = self.embedding().nrows() as u64;
         for (name, value) in self.params() {
             // Counts (n_components, n_neighbors, n_clusters, …) are at least 1 in a
             // fitted model; the fit checks them against N, which a payload can dodge.
@@ -509,7 +510,6 @@ impl Model {
                 .into());
             }
             // What the fit checked against the number of training points.
-            let n = self.embedding().nrows() as u64;
             let limit = match name {
                 "n_neighbors" => Some((n.saturating_sub(1), "below the number of training points")),
                 "n_components" | "n_clusters" => Some((n, "at most the number of training points")),
