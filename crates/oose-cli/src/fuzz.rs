@@ -90,7 +90,7 @@ fn set_current(what: &str) {
 pub fn run(target: Target, cases: usize, seed: u64, progress: &AtomicUsize) -> Report {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|info| {
-        let msg = crate::panic_message(info.payload());
+        let msg = oose::error::panic_message(info.payload());
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))

@@ -69,15 +69,6 @@ impl From<oose::Error> for CliError {
     }
 }
 
-/// The message a panic carried (`&str` or `String`; empty otherwise).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
-}
-
 /// Writes one line of a report to standard output: a full disk or a closed stdout is a
 /// [`CliError`] (never a panic, as `println!` would give).
 pub fn print_line(args: std::fmt::Arguments<'_>) -> Result<(), CliError> {

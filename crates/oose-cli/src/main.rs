@@ -124,7 +124,7 @@ macro_rules! complain {
 fn main() -> ExitCode {
     // A bug must still end in one line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
-        let msg = oose_cli::panic_message(info.payload());
+        let msg = oose::error::panic_message(info.payload());
         complain!("oose: internal error (please report): {msg}");
     }));
     let cli = match Cli::try_parse() {

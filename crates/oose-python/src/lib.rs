@@ -37,16 +37,10 @@ fn value_error(e: oose::Error) -> PyErr {
 fn guarded<T>(f: impl FnOnce() -> oose::Result<T>) -> PyResult<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r.map_err(value_error),
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(PyValueError::new_err(format!(
-                "internal error (please report): {msg}"
-            )))
-        }
+        Err(p) => Err(PyValueError::new_err(format!(
+            "internal error (please report): {}",
+            oose::error::panic_message(p.as_ref())
+        ))),
     }
 }
 

@@ -189,3 +189,18 @@ impl Error {
         }
     }
 }
+
+/// The message a panic carried (`&str` or `String`; empty otherwise): what interfaces
+/// report when they turn a bug into one line or an exception instead of a crash.
+///
+/// ```
+/// let p = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
+/// assert_eq!(oose::error::panic_message(p.as_ref()), "boom 1");
+/// ```
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}

@@ -15,12 +15,18 @@ pub(crate) fn finite_nonempty(what: &'static str, x: MatRef<'_, f64>) -> Result<
     finite(what, x)
 }
 
-/// Checks that every entry of `x` is finite; reports the first offender in row order.
+/// Checks that every entry of `x` is finite, reporting the first offender in row order,
+/// and that no row is too large for the arithmetic ([`magnitude`]). One pass over the
+/// entries; rows are measured only where an entry exceeds 1e150.
 pub(crate) fn finite(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
+    // Entries up to 1e150 cannot overflow a squared norm of fewer than 1e7 columns.
+    let limit = if x.ncols() < 10_000_000 { 1e150 } else { 0.0 };
+    let mut big = false;
     let mut first: Option<(usize, usize, f64)> = None;
     for j in 0..x.ncols() {
         for i in 0..x.nrows() {
             let v = x[(i, j)];
+            big |= v.abs() > limit;
             if !v.is_finite() {
                 match first {
                     Some((r, _, _)) if r <= i => {}
@@ -31,7 +37,8 @@ pub(crate) fn finite(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
         }
     }
     match first {
-        None => magnitude(what, x),
+        None if big => magnitude(what, x),
+        None => Ok(()),
         Some((row, col, value)) => Err(Error::NonFinite {
             what,
             row,
@@ -45,19 +52,10 @@ pub(crate) fn finite(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
 /// such rows (‖x − y‖² ≤ 2‖x‖² + 2‖y‖²) and their sums stay finite.
 const MAX_SQUARED_NORM: f64 = f64::MAX / 16.0;
 
-/// Checks that no row is so large that squared distances, dot products or kernel
-/// values computed from it overflow (a row of 1e200 would give NaN coordinates); names
-/// the row and its largest entry.
-pub(crate) fn magnitude(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
-    // Entries up to 1e150 cannot overflow a squared norm of fewer than 1e7 columns.
-    let limit = if x.ncols() < 10_000_000 { 1e150 } else { 0.0 };
-    let mut big = false;
-    for j in 0..x.ncols() {
-        big |= x.col(j).iter().any(|v| v.abs() > limit);
-    }
-    if !big {
-        return Ok(());
-    }
+/// Checks that no row of the finite `x` is so large that squared distances, dot
+/// products or kernel values computed from it overflow (a row of 1e200 would give NaN
+/// coordinates); names the row and its largest entry.
+fn magnitude(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
     for i in 0..x.nrows() {
         let r = x.row(i);
         let (col, m) =

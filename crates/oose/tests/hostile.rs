@@ -57,21 +57,39 @@ fn a_crafted_isomap_model_is_refused_at_load_naming_the_parameter() {
 }
 
 #[test]
-fn a_stored_matrix_whose_length_disagrees_with_its_shape_does_not_decode() {
+fn every_single_byte_edit_of_a_payload_is_refused_or_gives_a_usable_model() {
     let x = oose::datasets::s_curve(30, 0.0, 3).points;
     let m = Model::fit("pca", &Values::new(), Input::Points(x.as_ref())).unwrap();
     let bytes = m.to_bytes();
-    // Every single-byte change of a size varint either fails to decode or is refused:
-    // no edit may panic or decode to a model whose use panics.
+    let (mut refused, mut decoded) = (0, 0);
+    // Each byte of the payload set to 0, 1 and 0x7f with the checksum made valid: the
+    // decoder refuses the edit, or the model it gives survives a file round trip and an
+    // extension (a panic fails the test).
     for i in 0..bytes.len() - 24 {
         for v in [0u8, 1, 0x7f] {
             let b = crafted(&bytes, |p| p[i] = v);
-            if let Ok(m) = Model::from_bytes(&b) {
-                let z = Mat::from_fn(2, m.input_width().min(50), |i, j| (i + j) as f64);
-                let _ = m.extend(z.as_ref());
+            match Model::from_bytes(&b) {
+                Err(e) => {
+                    assert!(matches!(e, Error::Model(_)), "{e:?}");
+                    refused += 1;
+                }
+                Ok(m) => {
+                    decoded += 1;
+                    assert_eq!(Model::from_bytes(&m.to_bytes()).unwrap(), m);
+                    let z = Mat::from_fn(2, m.input_width().min(50), |i, j| (i + j) as f64);
+                    if let Ok(e) = m.extend(z.as_ref()) {
+                        assert!(e.coordinates.as_ref().is_all_finite());
+                    }
+                }
             }
         }
     }
+    // Both happen: edits of sizes, counts and a float's exponent are refused, most edits
+    // of float bytes decode to other finite numbers (measured: 166 and 5489).
+    assert!(
+        refused > 100 && decoded > 1000,
+        "{refused} refused, {decoded} decoded"
+    );
 }
 
 #[test]

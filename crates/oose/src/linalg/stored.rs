@@ -88,3 +88,38 @@ impl StoredMat {
         self.nrows.checked_mul(self.ncols) == Some(self.data.len())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::StoredMat;
+
+    /// The same fields as the file format, without the check.
+    #[derive(serde::Serialize)]
+    struct Unchecked {
+        nrows: usize,
+        ncols: usize,
+        data: Vec<f64>,
+    }
+
+    #[test]
+    fn a_length_that_disagrees_with_the_shape_does_not_decode() {
+        let ok = postcard::to_allocvec(&Unchecked {
+            nrows: 2,
+            ncols: 3,
+            data: vec![1.0; 6],
+        })
+        .unwrap();
+        let m: StoredMat = postcard::from_bytes(&ok).unwrap();
+        assert!(m.is_shape(2, 3));
+        for (nrows, ncols, len) in [(2, 3, 5), (2, 3, 7), (usize::MAX, 2, 2)] {
+            let bad = postcard::to_allocvec(&Unchecked {
+                nrows,
+                ncols,
+                data: vec![1.0; len],
+            })
+            .unwrap();
+            let e = postcard::from_bytes::<StoredMat>(&bad).unwrap_err();
+            assert!(matches!(e, postcard::Error::SerdeDeCustom), "{e:?}");
+        }
+    }
+}

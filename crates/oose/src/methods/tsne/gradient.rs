@@ -53,12 +53,18 @@ pub(crate) fn gradient(
         Repulsion::BarnesHut(_) => Some(Tree::build(y, d)),
         Repulsion::Exact => None,
     };
-    // Per point: attractive force, repulsive force, its part of Z and of Σ P log w.
-    let per: Vec<(Vec<f64>, f64, f64)> = (0..n)
-        .into_par_iter()
-        .map(|i| {
+    // Per point, in place: attractive force (first d) and repulsive force (next d), its
+    // part of Z and of Σ P log w. No allocation per point: one buffer per thread for the
+    // tree walk.
+    let mut forces = vec![0.0; n * 2 * d];
+    let mut parts = vec![(0.0, 0.0); n];
+    forces
+        .par_chunks_mut(2 * d)
+        .zip(parts.par_iter_mut())
+        .enumerate()
+        .for_each_init(Vec::new, |stack, (i, (f, part))| {
             let yi = &y[i * d..(i + 1) * d];
-            let mut attr = vec![0.0; d];
+            let (attr, rep) = f.split_at_mut(d);
             let mut plw = 0.0;
             for e in p.offsets[i]..p.offsets[i + 1] {
                 let j = p.cols[e] as usize;
@@ -71,42 +77,51 @@ pub(crate) fn gradient(
                 }
                 plw += p.vals[e] * w.ln();
             }
-            let mut rep = vec![0.0; d];
             let zi = match (&tree, repulsion) {
                 (Some(t), Repulsion::BarnesHut(theta)) => {
-                    t.repulsion(y, yi, Some(i), theta, &mut rep)
+                    t.repulsion(y, yi, Some(i), theta, rep, stack)
                 }
-                _ => {
-                    let mut zi = 0.0;
-                    for j in 0..n {
-                        if j == i {
-                            continue;
-                        }
-                        let yj = &y[j * d..(j + 1) * d];
-                        let d2: f64 = yi.iter().zip(yj).map(|(a, b)| (a - b) * (a - b)).sum();
-                        let w = 1.0 / (1.0 + d2);
-                        zi += w;
-                        for c in 0..d {
-                            rep[c] += w * w * (yi[c] - yj[c]);
-                        }
-                    }
-                    zi
-                }
+                _ => exact_repulsion(y, d, yi, Some(i), rep),
             };
-            let mut g: Vec<f64> = attr.iter().map(|a| exaggeration * a).collect();
-            g.extend(rep);
-            (g, zi, plw)
-        })
-        .collect();
-    let z: f64 = per.iter().map(|r| r.1).sum::<f64>().max(f64::MIN_POSITIVE);
-    let p_log_w = per.iter().map(|r| r.2).sum();
+            *part = (zi, plw);
+        });
+    let z: f64 = parts
+        .iter()
+        .map(|r| r.0)
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    let p_log_w = parts.iter().map(|r| r.1).sum();
     let mut grad = vec![0.0; n * d];
-    for (i, (g, _, _)) in per.iter().enumerate() {
+    for (i, f) in forces.chunks_exact(2 * d).enumerate() {
         for c in 0..d {
-            grad[i * d + c] = 4.0 * (g[c] - g[d + c] / z);
+            grad[i * d + c] = 4.0 * (exaggeration * f[c] - f[d + c] / z);
         }
     }
     Gradient { grad, z, p_log_w }
+}
+
+/// Adds Σⱼ w²(yᵢ − yⱼ) at the position `yi` over all points `y` (row-major, width `d`)
+/// except `own` to `rep`, and returns Σⱼ w (the exact sums; any dimension).
+pub(crate) fn exact_repulsion(
+    y: &[f64],
+    d: usize,
+    yi: &[f64],
+    own: Option<usize>,
+    rep: &mut [f64],
+) -> f64 {
+    let mut z = 0.0;
+    for (j, yj) in y.chunks_exact(d).enumerate() {
+        if Some(j) == own {
+            continue;
+        }
+        let d2: f64 = yi.iter().zip(yj).map(|(a, b)| (a - b) * (a - b)).sum();
+        let w = 1.0 / (1.0 + d2);
+        z += w;
+        for c in 0..d {
+            rep[c] += w * w * (yi[c] - yj[c]);
+        }
+    }
+    z
 }
 
 /// A 2^d-tree over the embedding (d ≤ 3): cubic cells, each with its point count and
@@ -116,7 +131,7 @@ pub(crate) struct Tree {
     nodes: Vec<Node>,
 }
 
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct Node {
     centre: [f64; 3],
     half: f64,
@@ -192,7 +207,7 @@ impl Tree {
                     nd.sum[k] += p[k];
                 }
             }
-            let nd = self.nodes[node].clone();
+            let nd = self.nodes[node];
             if nd.child != 0 {
                 node = nd.child + self.quadrant(node, p);
                 depth += 1;
@@ -254,10 +269,12 @@ impl Tree {
         own: Option<usize>,
         theta: f64,
         rep: &mut [f64],
+        stack: &mut Vec<usize>,
     ) -> f64 {
         let d = self.d;
         let mut z = 0.0;
-        let mut stack = vec![0usize];
+        stack.clear();
+        stack.push(0);
         while let Some(node) = stack.pop() {
             let nd = &self.nodes[node];
             if nd.count == 0 {

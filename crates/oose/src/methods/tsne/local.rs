@@ -21,26 +21,28 @@
 
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::small::{cholesky_in_place, cholesky_solve};
-use crate::neighbors::knn;
+use crate::neighbors::Neighbours;
 use faer::{Mat, MatRef};
 
-/// Extends the rows of `z` (already checked) from training points `x` with embedding `y`.
+/// Extends the rows of `z` (already checked) from training points `x` with embedding `y`:
+/// from the first `k` of each row's nearest training points `nbrs` (nearest first).
 pub(crate) fn interpolate(
     x: MatRef<'_, f64>,
     y: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
+    nbrs: &Neighbours,
     k: usize,
     eps0: f64,
 ) -> Extension {
     let d = y.ncols();
-    let (idx, dist) = knn(z, x, k, false);
+    let (idx, dist) = nbrs;
     by_chunks(z, k, d, |start, part| {
         let m = part.nrows();
         let mut coords = Mat::zeros(m, d);
         let mut power = Vec::with_capacity(m);
         let mut relative = Vec::with_capacity(m);
         for r in 0..m {
-            let (nb, ds) = (&idx[start + r], &dist[start + r]);
+            let (nb, ds) = (&idx[start + r][..k], &dist[start + r][..k]);
             if ds[0] == 0.0 {
                 for c in 0..d {
                     coords[(r, c)] = y[(nb[0], c)];

@@ -324,6 +324,27 @@ impl FittedTsne {
         &self.kl
     }
 
+    /// `interpolation` or `optimize` of the rows of `new`, from one neighbour search.
+    fn place(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+        validate::columns("new points", new, self.x.ncols())?;
+        validate::finite("new points", new)?;
+        let (x, y) = (self.x.view(), self.embedding.view());
+        let kt = self.params.transform_neighbors;
+        let optimize = strategy == Strategy::Optimize;
+        let k = if optimize {
+            kt.max(transform::neighbours(x.nrows()))
+        } else {
+            kt
+        };
+        let nbrs = knn(new, x, k, false);
+        let start = local::interpolate(x, y, new, &nbrs, kt, self.reliability_epsilon);
+        Ok(if optimize {
+            transform::optimize(y, &nbrs, start)
+        } else {
+            start
+        })
+    }
+
     fn is_consistent(&self) -> bool {
         let n = self.x.nrows();
         self.embedding.is_shape(n, self.params.n_components)
@@ -344,15 +365,7 @@ impl OutOfSample for FittedTsne {
     /// `reconstruction_error` the distance to the nearest training point in units of the
     /// training data's typical neighbour distance √ε₀.
     fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
-        validate::columns("new points", new, self.x.ncols())?;
-        validate::finite("new points", new)?;
-        Ok(local::interpolate(
-            self.x.view(),
-            self.embedding.view(),
-            new,
-            self.params.transform_neighbors,
-            self.reliability_epsilon,
-        ))
+        self.place(new, Strategy::Interpolation)
     }
 
     fn input_width(&self) -> usize {
@@ -485,13 +498,11 @@ impl Fitted for FittedTsne {
     /// `interpolation` (the default; also `projection`) or `optimize`.
     fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
         self.check_options(opts)?;
-        let start = self.extend(new)?;
-        Ok(match opts.strategy {
-            Some(Strategy::Optimize) => {
-                transform::optimize(self.x.view(), self.embedding.view(), new, start)
-            }
-            _ => start,
-        })
+        let strategy = match opts.strategy {
+            Some(Strategy::Optimize) => Strategy::Optimize,
+            _ => Strategy::Interpolation,
+        };
+        self.place(new, strategy)
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {

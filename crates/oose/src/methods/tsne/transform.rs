@@ -16,9 +16,9 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::affinities::conditional_row;
-use super::gradient::Tree;
+use super::gradient::{exact_repulsion, Tree};
 use crate::extend::{Column, Extension};
-use crate::neighbors::knn;
+use crate::neighbors::Neighbours;
 use faer::MatRef;
 use rayon::prelude::*;
 
@@ -30,26 +30,27 @@ const MOMENTUM: f64 = 0.8;
 const MAX_GRAD_NORM: f64 = 0.25;
 const THETA: f64 = 0.5;
 
-/// Optimises each row of `start` (the interpolated positions of the rows of `z`) against
-/// the training points `x` and their embedding `y`.
-pub(crate) fn optimize(
-    x: MatRef<'_, f64>,
-    y: MatRef<'_, f64>,
-    z: MatRef<'_, f64>,
-    mut start: Extension,
-) -> Extension {
+/// Training neighbours of a new point's affinities among `n`: ⌊3·5⌋ + 1, at most n.
+pub(crate) fn neighbours(n: usize) -> usize {
+    n.min((3.0 * PERPLEXITY).floor() as usize + 1)
+}
+
+/// Optimises each row of `start` (the interpolated positions of new points) against the
+/// embedding `y` of the training points; `nbrs` holds each new point's nearest training
+/// points, at least [`neighbours`] of them (the first are used).
+pub(crate) fn optimize(y: MatRef<'_, f64>, nbrs: &Neighbours, mut start: Extension) -> Extension {
     let (n, d) = (y.nrows(), y.ncols());
     let flat: Vec<f64> = (0..n * d).map(|t| y[(t / d, t % d)]).collect();
     let tree = (d <= 3).then(|| Tree::build(&flat, d));
-    let k = n.min((3.0 * PERPLEXITY).floor() as usize + 1);
-    let (idx, dist) = knn(z, x, k, false);
-    let rows: Vec<(Vec<f64>, f64)> = (0..z.nrows())
+    let k = neighbours(n);
+    let (idx, dist) = nbrs;
+    let rows: Vec<(Vec<f64>, f64)> = (0..start.len())
         .into_par_iter()
         .map(|r| {
-            let sq: Vec<f64> = dist[r].iter().map(|v| v * v).collect();
+            let sq: Vec<f64> = dist[r][..k].iter().map(|v| v * v).collect();
             let (p, _) = conditional_row(&sq, PERPLEXITY);
             let y0: Vec<f64> = (0..d).map(|c| start.coordinates[(r, c)]).collect();
-            one_point(&flat, d, tree.as_ref(), &idx[r], &p, y0)
+            one_point(&flat, d, tree.as_ref(), &idx[r][..k], &p, y0)
         })
         .collect();
     let mut kl = Vec::with_capacity(rows.len());
@@ -66,22 +67,21 @@ pub(crate) fn optimize(
     start
 }
 
-/// Σⱼ w_zj and Σⱼ w_zj² (y_z − yⱼ) over the whole reference at `at`.
-fn repulsion(flat: &[f64], d: usize, tree: Option<&Tree>, at: &[f64], rep: &mut [f64]) -> f64 {
+/// Σⱼ w_zj and Σⱼ w_zj² (y_z − yⱼ) over the whole reference at `at` (Barnes–Hut where
+/// there is a tree, else exact).
+fn repulsion(
+    flat: &[f64],
+    d: usize,
+    tree: Option<&Tree>,
+    at: &[f64],
+    rep: &mut [f64],
+    stack: &mut Vec<usize>,
+) -> f64 {
     rep.iter_mut().for_each(|v| *v = 0.0);
-    if let Some(t) = tree {
-        return t.repulsion(flat, at, None, THETA, rep);
+    match tree {
+        Some(t) => t.repulsion(flat, at, None, THETA, rep, stack),
+        None => exact_repulsion(flat, d, at, None, rep),
     }
-    let mut z = 0.0;
-    for yj in flat.chunks_exact(d) {
-        let d2: f64 = at.iter().zip(yj).map(|(a, b)| (a - b) * (a - b)).sum();
-        let w = 1.0 / (1.0 + d2);
-        z += w;
-        for c in 0..d {
-            rep[c] += w * w * (at[c] - yj[c]);
-        }
-    }
-    z
 }
 
 /// The optimised position of one new point and its final KL divergence.
@@ -97,8 +97,9 @@ fn one_point(
     let mut gains = vec![1.0f64; d];
     let mut rep = vec![0.0; d];
     let mut grad = vec![0.0; d];
+    let mut stack = Vec::new();
     for _ in 0..ITERATIONS {
-        let zz = repulsion(flat, d, tree, &pos, &mut rep);
+        let zz = repulsion(flat, d, tree, &pos, &mut rep, &mut stack);
         grad.iter_mut().for_each(|g| *g = 0.0);
         for (&j, &pj) in nb.iter().zip(p) {
             let yj = &flat[j * d..(j + 1) * d];
@@ -126,7 +127,7 @@ fn one_point(
             pos[c] += update[c];
         }
     }
-    let zz = repulsion(flat, d, tree, &pos, &mut rep);
+    let zz = repulsion(flat, d, tree, &pos, &mut rep, &mut stack);
     let mut kl = 0.0;
     for (&j, &pj) in nb.iter().zip(p) {
         if pj > 0.0 {
