@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # t-SNE benchmark (issue 19, maths §12): Fashion-MNIST from Debian's
 # dataset-fashion-mnist, PCA to 50 dimensions fitted on the training images, then t-SNE.
-# oose (release CLI) against openTSNE (FFT, same threads) and scikit-learn (Barnes–Hut),
+# oose (release CLI, defaults: FFT gradient and exact kNN graph at this size) against
+# openTSNE (FFT, same threads) and scikit-learn (Barnes–Hut),
 # in one run: fit time, final KL, trustworthiness(10) and kNN preservation(10) on a 5000
 # point sample, transform time and out-of-sample 10-NN accuracy of the test images
 # (oose: interpolation and optimize; openTSNE: transform), and the input-space ceiling.
 # TSNE_N (default 60000) training images, TSNE_M (default 10000) test images;
 # TSNE_SKLEARN=0 skips scikit-learn (the slowest); TSNE_EXACT_N (default 2000) sets the
-# size of the gradient comparison (exact, Barnes–Hut) run by oose.
+# size of the gradient comparison (exact, Barnes–Hut, FFT) run by oose.
 . "$(dirname "$0")/common.sh"
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
   apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist >/dev/null

@@ -266,6 +266,7 @@ pub fn build_model(
     // The data are read first; the spinner covers the fit alone.
     let fit = |input: Input<'_>| {
         let spin = progress::Spinner::start(&format!("fitting {}", m.name));
+        spin.follow_library(&format!("fitting {}", m.name));
         let fitted = (m.fit)(&v, input);
         spin.finish();
         // A parameter refused once the data are known (n_components > N, …) is named

@@ -28,13 +28,22 @@ impl Spinner {
         Spinner { bar }
     }
 
+    /// Shows the library's progress messages after `lead` until the spinner finishes.
+    pub fn follow_library(&self, lead: &str) {
+        let (bar, lead) = (self.bar.clone(), lead.to_string());
+        oose::progress::set_hook(Some(Box::new(move |m: &str| {
+            bar.set_message(format!("{lead}: {m}"));
+        })));
+    }
+
     /// Adds `n` processed rows.
     pub fn inc(&self, n: usize) {
         self.bar.inc(n as u64);
     }
 
-    /// Removes the spinner.
+    /// Removes the spinner (and stops following the library).
     pub fn finish(self) {
+        oose::progress::set_hook(None);
         self.bar.finish_and_clear();
     }
 }

@@ -31,6 +31,7 @@ pub mod linalg;
 pub mod methods;
 pub mod model;
 pub mod neighbors;
+pub mod progress;
 pub mod rng;
 mod validate;
 

@@ -472,8 +472,9 @@ class TSNE(_StrategyOption, _Embedding):
     ⌊3·perplexity⌋ + 1 nearest neighbours, symmetrises P and minimises KL(P‖Q) with
     scikit-learn's schedule: PCA initialisation, 250 iterations of early exaggeration
     (momentum 0.5), then momentum 0.8, with per-coordinate gains. The repulsive forces
-    are summed by Barnes–Hut (θ = ``angle``) or exactly. The result is deterministic
-    given ``random_state``, whatever the number of threads.
+    are summed by FFT-accelerated interpolation (from 10000 points), Barnes–Hut
+    (θ = ``angle``) or exactly. The result is deterministic given ``random_state``,
+    whatever the number of threads.
 
     ``transform`` places a new point at the geometric median of the positions of its
     ``transform_neighbors`` nearest training points, weighted by ‖z − xₐ‖⁻⁴. The reference embedding is
@@ -498,14 +499,21 @@ class TSNE(_StrategyOption, _Embedding):
         Iterations in all, the early-exaggeration phase included.
     angle : float, default=0.5
         Opening angle θ of Barnes–Hut.
-    method : str, default="barnes-hut"
-        ``barnes-hut`` (also spelt ``barnes_hut``) or ``exact`` (O(N²) per iteration).
+    method : str, default="auto"
+        ``auto`` (``fft`` from 10000 points when ``n_components`` ≤ 2, else
+        ``barnes-hut``), ``barnes-hut`` (also spelt ``barnes_hut``; ``n_components``
+        ≤ 3), ``fft`` (FFT-accelerated interpolation; ``n_components`` ≤ 2) or ``exact``
+        (O(N²) per iteration).
     init : str, default="pca"
         ``pca`` (first component rescaled to standard deviation 1e-4) or ``random``.
     random_state : int, default=0
         Seed of the random initialisation.
     transform_neighbors : int, default=5
         Training neighbours a new point is placed from.
+    neighbors : str, default="auto"
+        The kNN graph of P: ``exact``, ``approximate`` (NN-descent; ``info_["knn_recall"]``
+        is its recall on 500 sampled points) or ``auto`` (approximate from 100000 points
+        in more than 16 dimensions).
     strategy : str, default="interpolation"
         How ``transform`` places new points: ``interpolation`` (the weighted median of
         the neighbours' positions; microseconds per point, exact on training points) or
@@ -524,6 +532,9 @@ class TSNE(_StrategyOption, _Embedding):
         The learning rate used (``"auto"`` resolved).
     n_iter_ : int
         Iterations run (all ``max_iter``: there is no early stop).
+    knn_recall_ : float
+        Recall of the kNN graph of P against the exact neighbours, measured on 500
+        sampled points (1.0 when the graph is exact).
 
     Examples
     --------
@@ -545,10 +556,11 @@ class TSNE(_StrategyOption, _Embedding):
         learning_rate="auto",
         max_iter=1000,
         angle=0.5,
-        method="barnes-hut",
+        method="auto",
         init="pca",
         random_state=0,
         transform_neighbors=5,
+        neighbors="auto",
         strategy="interpolation",
     ):
         self.n_components = n_components
@@ -561,6 +573,7 @@ class TSNE(_StrategyOption, _Embedding):
         self.init = init
         self.random_state = random_state
         self.transform_neighbors = transform_neighbors
+        self.neighbors = neighbors
         self.strategy = strategy
 
     def _fitted(self, model):
@@ -568,6 +581,7 @@ class TSNE(_StrategyOption, _Embedding):
         self.kl_divergence_ = float(self.info_["kl_divergence"])
         self.learning_rate_ = float(self.info_["learning_rate_used"])
         self.n_iter_ = int(self.info_["iterations"])
+        self.knn_recall_ = float(self.info_["knn_recall"])
 
 
 class SpectralClustering(

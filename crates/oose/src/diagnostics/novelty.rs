@@ -187,15 +187,34 @@ impl Novelty {
     /// Scores new rows (points, or distance rows for a distance reference) at level
     /// `alpha` (default: the stored one). Rows are scored independently of each other.
     pub fn score(&self, new: MatRef<'_, f64>, alpha: Option<f64>) -> Result<Scores> {
+        self.score_near(new, alpha, None)
+    }
+
+    /// [`Novelty::score`] given, where `near` is some, the k ≥ [`Novelty::neighbours`]
+    /// nearest reference points of every row (a search shared with the extension).
+    pub(crate) fn score_near(
+        &self,
+        new: MatRef<'_, f64>,
+        alpha: Option<f64>,
+        near: Option<&crate::neighbors::Neighbours>,
+    ) -> Result<Scores> {
         let alpha = match alpha {
             Some(a) => check_alpha(a).map(|_| a)?,
             None => self.alpha,
         };
         crate::validate::columns("new rows", new, self.width())?;
         let m = new.nrows();
-        let (idx, dist) = match self.reference {
-            Reference::Points => knn(new, self.points.view(), self.k, false),
-            Reference::Distances | Reference::SquaredDistances => {
+        let (idx, dist) = match (self.reference, near) {
+            (Reference::Points, Some((idx, dist))) => (
+                idx.iter()
+                    .map(|r| r[..self.k.min(r.len())].to_vec())
+                    .collect(),
+                dist.iter()
+                    .map(|r| r[..self.k.min(r.len())].to_vec())
+                    .collect(),
+            ),
+            (Reference::Points, None) => knn(new, self.points.view(), self.k, false),
+            (Reference::Distances | Reference::SquaredDistances, _) => {
                 let squared = self.reference == Reference::SquaredDistances;
                 (0..m)
                     .map(|i| nearest_in_row(new.row(i).iter().copied(), squared, self.k, None))
@@ -237,6 +256,16 @@ impl Novelty {
                 Reference::Points => self.points.nrows() == n,
                 _ => self.points.nrows() == 0,
             }
+    }
+
+    /// The number of training objects scored against.
+    pub fn len(&self) -> usize {
+        self.spread.len()
+    }
+
+    /// True when there are no training objects (never for a fitted score).
+    pub fn is_empty(&self) -> bool {
+        self.spread.is_empty()
     }
 
     /// The width a new row must have (training dimension, or one distance per training

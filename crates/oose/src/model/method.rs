@@ -234,6 +234,24 @@ pub trait Fitted: OutOfSample {
         self.extend(new)
     }
 
+    /// How many nearest training points of each new row this extension searches for
+    /// (0: none, the default). The model then searches once, for the extension and the
+    /// novelty score together, and calls [`Fitted::extend_near`].
+    fn neighbours_wanted(&self, _opts: &ExtendOptions<'_>) -> usize {
+        0
+    }
+
+    /// [`Fitted::extend_options`] given `near`, the k ≥ [`Fitted::neighbours_wanted`]
+    /// nearest training points of every row of `new` (the default ignores them).
+    fn extend_near(
+        &self,
+        new: MatRef<'_, f64>,
+        opts: &ExtendOptions<'_>,
+        _near: &crate::neighbors::Neighbours,
+    ) -> Result<Extension> {
+        self.extend_options(new, opts)
+    }
+
     /// Whether these options couple the rows of a batch (an interface must then pass
     /// the whole input as one batch).
     fn batch_coupled(&self, _opts: &ExtendOptions<'_>) -> bool {

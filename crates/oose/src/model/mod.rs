@@ -313,7 +313,11 @@ impl Model {
             alpha: None,
             ..*opts
         };
-        let mut e = self.fitted().extend_options(new, &method_opts)?;
+        let near = self.shared_search(new, &method_opts);
+        let mut e = match &near {
+            Some(near) => self.fitted().extend_near(new, &method_opts, near)?,
+            None => self.fitted().extend_options(new, &method_opts)?,
+        };
         if !self.nan_rows_requested(opts) {
             if let Some(row) = first_nonfinite_row(e.coordinates.as_ref()) {
                 return Err(Error::Overflow {
@@ -327,11 +331,33 @@ impl Model {
         // The method has checked the width of `new` against what its rows hold, which
         // is what the novelty score measures.
         let scores = match &self.novelty {
-            Some(n) => Some(n.score(new, opts.alpha)?),
+            Some(n) => Some(n.score_near(new, opts.alpha, near.as_ref())?),
             None => None,
         };
         e.extra.extend(novelty::columns(scores, e.len()));
         Ok(e)
+    }
+
+    /// One neighbour search for the method and the novelty score, where the method
+    /// asks for one and the novelty score measures against the same training points
+    /// (it is fitted on the points the model keeps, so equal shapes mean the same
+    /// points): the k = max(both) nearest training points of every row of `new`.
+    fn shared_search(
+        &self,
+        new: MatRef<'_, f64>,
+        opts: &ExtendOptions<'_>,
+    ) -> Option<crate::neighbors::Neighbours> {
+        let wanted = self.fitted().neighbours_wanted(opts);
+        let x = self.fitted().training_points()?;
+        let nov = self.novelty.as_ref()?;
+        let same = nov.reference() == novelty::Reference::Points
+            && nov.width() == x.ncols()
+            && nov.len() == x.nrows();
+        if wanted == 0 || !same || new.ncols() != x.ncols() || new.nrows() == 0 {
+            return None;
+        }
+        let k = wanted.max(nov.neighbours()).min(x.nrows());
+        Some(crate::neighbors::knn(new, x, k, false))
     }
 
     /// Whether the caller asked for NaN rows (isolated new points of neighbour-graph

@@ -4,10 +4,16 @@
 //! distances above (rows of queries × all points, 4 MiB blocks, parallel over blocks).
 
 pub(crate) mod balls;
+mod brute;
+mod descent;
+mod graph;
 pub mod kdtree;
 
-use crate::kernel::distance::{row_sq_norms, sq_distances};
-use faer::{MatRef, Par};
+pub use brute::knn_brute;
+pub use descent::{knn_descent, recall, Descent};
+pub use graph::{knn_graph, GraphMethod, KnnGraph, APPROXIMATE_FROM};
+
+use faer::MatRef;
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -30,50 +36,6 @@ pub fn knn(
     } else {
         knn_brute(queries, points, k, exclude_self)
     }
-}
-
-/// [`knn`] by brute force (exact; ties by index).
-pub fn knn_brute(
-    queries: MatRef<'_, f64>,
-    points: MatRef<'_, f64>,
-    k: usize,
-    exclude_self: bool,
-) -> Neighbours {
-    let n = points.nrows();
-    let m = queries.nrows();
-    let p_sq = row_sq_norms(points);
-    let rows = crate::extend::chunk_rows(n);
-    let starts: Vec<usize> = (0..m).step_by(rows.max(1)).collect();
-    let parts: Vec<Neighbours> = starts
-        .par_iter()
-        .map(|&s| {
-            let q = queries.subrows(s, rows.min(m - s));
-            let q_sq = row_sq_norms(q);
-            let d2 = sq_distances(q, &q_sq, points, &p_sq, Par::Seq);
-            let mut idx = Vec::with_capacity(q.nrows());
-            let mut dist = Vec::with_capacity(q.nrows());
-            let mut cand: Vec<(f64, usize)> = Vec::with_capacity(n);
-            for i in 0..q.nrows() {
-                cand.clear();
-                for j in 0..n {
-                    if !(exclude_self && j == s + i) {
-                        cand.push((d2[(i, j)], j));
-                    }
-                }
-                k_smallest(&mut cand, k);
-                idx.push(cand.iter().map(|c| c.1).collect());
-                dist.push(cand.iter().map(|c| c.0.sqrt()).collect());
-            }
-            (idx, dist)
-        })
-        .collect();
-    let mut idx = Vec::with_capacity(m);
-    let mut dist = Vec::with_capacity(m);
-    for (i, d) in parts {
-        idx.extend(i);
-        dist.extend(d);
-    }
-    (idx, dist)
 }
 
 /// Keeps the k smallest `(distance, index)` candidates, nearest first (ties by index;

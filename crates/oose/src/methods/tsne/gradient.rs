@@ -1,8 +1,9 @@
 //! The t-SNE gradient (maths §12): ∂C/∂yᵢ = 4 (α F_attr,i − F_rep,i / Z) with
 //! w_ij = (1 + ‖yᵢ − yⱼ‖²)⁻¹, F_attr,i = Σⱼ P_ij w_ij (yᵢ − yⱼ) over the sparse P (α the
 //! exaggeration), F_rep,i = Σⱼ w_ij² (yᵢ − yⱼ) and Z = Σ_{k≠l} w_kl over all pairs: by the
-//! exact O(N²) sum (the reference) or by Barnes–Hut on a 2^d-tree (d ≤ 3) with the
-//! opening criterion width / distance < θ.
+//! exact O(N²) sum (the reference), by Barnes–Hut on a 2^d-tree (d ≤ 3) with the
+//! opening criterion width / distance < θ, or by FFT-accelerated interpolation (d ≤ 2,
+//! [`super::fft`]).
 //!
 //! Each point's forces are computed on their own and summed in a fixed order, so the
 //! result does not depend on the number of threads.
@@ -20,7 +21,8 @@ pub(crate) struct Gradient {
     pub grad: Vec<f64>,
     /// Z = Σ_{k≠l} w_kl (approximate under Barnes–Hut).
     pub z: f64,
-    /// Σ_ij P_ij log w_ij (P not exaggerated).
+    /// Σ_ij P_ij log w_ij (P not exaggerated); computed only when asked for (NaN
+    /// otherwise: the logarithms cost as much as the attractive forces).
     pub p_log_w: f64,
 }
 
@@ -38,21 +40,31 @@ pub(crate) enum Repulsion {
     Exact,
     /// Barnes–Hut with opening angle θ.
     BarnesHut(f64),
+    /// FFT-accelerated interpolation (d ≤ 2).
+    Fft,
 }
 
-/// The gradient at `y` (row-major N×d) with P exaggerated by `exaggeration`.
+/// The gradient at `y` (row-major N×d) with P exaggerated by `exaggeration`; with
+/// `with_kl`, also what the divergence needs.
 pub(crate) fn gradient(
     p: &SymCsr,
     y: &[f64],
     d: usize,
     exaggeration: f64,
     repulsion: Repulsion,
+    with_kl: bool,
+    pool: &mut super::fft::Pool,
 ) -> Gradient {
     let n = y.len() / d;
     let tree = match repulsion {
         Repulsion::BarnesHut(_) => Some(Tree::build(y, d)),
-        Repulsion::Exact => None,
+        _ => None,
     };
+    let fft = (repulsion == Repulsion::Fft).then(|| {
+        let mut rep = vec![0.0; n * d];
+        let z = super::fft::repulsion(y, d, &mut rep, pool);
+        (rep, z)
+    });
     // Per point, in place: attractive force (first d) and repulsive force (next d), its
     // part of Z and of Σ P log w. No allocation per point: one buffer per thread for the
     // tree walk.
@@ -65,32 +77,44 @@ pub(crate) fn gradient(
         .for_each_init(Vec::new, |stack, (i, (f, part))| {
             let yi = &y[i * d..(i + 1) * d];
             let (attr, rep) = f.split_at_mut(d);
-            let mut plw = 0.0;
-            for e in p.offsets[i]..p.offsets[i + 1] {
-                let j = p.cols[e] as usize;
-                let yj = &y[j * d..(j + 1) * d];
-                let d2: f64 = yi.iter().zip(yj).map(|(a, b)| (a - b) * (a - b)).sum();
-                let w = 1.0 / (1.0 + d2);
-                let pw = p.vals[e] * w;
-                for c in 0..d {
-                    attr[c] += pw * (yi[c] - yj[c]);
-                }
-                plw += p.vals[e] * w.ln();
+            match d {
+                1 => attract::<1>(p, y, i, attr),
+                2 => attract::<2>(p, y, i, attr),
+                3 => attract::<3>(p, y, i, attr),
+                _ => attract_any(p, y, d, i, attr),
             }
-            let zi = match (&tree, repulsion) {
-                (Some(t), Repulsion::BarnesHut(theta)) => {
+            // A loop of its own: with the logarithm in the loop above, the compiler may
+            // compute it whether asked for or not.
+            let mut plw = 0.0;
+            if with_kl {
+                for e in p.offsets[i]..p.offsets[i + 1] {
+                    let yj = &y[p.cols[e] as usize * d..(p.cols[e] as usize + 1) * d];
+                    let d2: f64 = yi.iter().zip(yj).map(|(a, b)| (a - b) * (a - b)).sum();
+                    plw += p.vals[e] * (1.0 / (1.0 + d2)).ln();
+                }
+            }
+            let zi = match (&tree, &fft, repulsion) {
+                (_, Some((all, _)), _) => {
+                    rep.copy_from_slice(&all[i * d..(i + 1) * d]);
+                    0.0
+                }
+                (Some(t), _, Repulsion::BarnesHut(theta)) => {
                     t.repulsion(y, yi, Some(i), theta, rep, stack)
                 }
                 _ => exact_repulsion(y, d, yi, Some(i), rep),
             };
             *part = (zi, plw);
         });
-    let z: f64 = parts
-        .iter()
-        .map(|r| r.0)
-        .sum::<f64>()
-        .max(f64::MIN_POSITIVE);
-    let p_log_w = parts.iter().map(|r| r.1).sum();
+    let z: f64 = match &fft {
+        Some((_, z)) => *z,
+        None => parts.iter().map(|r| r.0).sum::<f64>(),
+    }
+    .max(f64::MIN_POSITIVE);
+    let p_log_w = if with_kl {
+        parts.iter().map(|r| r.1).sum()
+    } else {
+        f64::NAN
+    };
     let mut grad = vec![0.0; n * d];
     for (i, f) in forces.chunks_exact(2 * d).enumerate() {
         for c in 0..d {
@@ -98,6 +122,49 @@ pub(crate) fn gradient(
         }
     }
     Gradient { grad, z, p_log_w }
+}
+
+/// Adds the attractive force Σⱼ P_ij w_ij (yᵢ − yⱼ) on point i to `attr` (any d).
+fn attract_any(p: &SymCsr, y: &[f64], d: usize, i: usize, attr: &mut [f64]) {
+    let yi = &y[i * d..(i + 1) * d];
+    for e in p.offsets[i]..p.offsets[i + 1] {
+        let j = p.cols[e] as usize;
+        let yj = &y[j * d..(j + 1) * d];
+        let d2: f64 = yi.iter().zip(yj).map(|(a, b)| (a - b) * (a - b)).sum();
+        let pw = p.vals[e] * (1.0 / (1.0 + d2));
+        for c in 0..d {
+            attr[c] += pw * (yi[c] - yj[c]);
+        }
+    }
+}
+
+/// [`attract_any`] for d = D known at compile time (the same sums in the same order,
+/// without the bounds checks and loops over d).
+#[inline]
+fn attract<const D: usize>(p: &SymCsr, y: &[f64], i: usize, attr: &mut [f64]) {
+    let yi: [f64; D] = std::array::from_fn(|c| y[i * D + c]);
+    let mut acc = [0.0; D];
+    let (cols, vals) = (
+        &p.cols[p.offsets[i]..p.offsets[i + 1]],
+        &p.vals[p.offsets[i]..p.offsets[i + 1]],
+    );
+    for (&j, &v) in cols.iter().zip(vals) {
+        let yj: &[f64; D] = y[j as usize * D..(j as usize + 1) * D]
+            .try_into()
+            .expect("D coordinates");
+        let diff: [f64; D] = std::array::from_fn(|c| yi[c] - yj[c]);
+        let mut d2 = 0.0;
+        for c in 0..D {
+            d2 += diff[c] * diff[c];
+        }
+        let pw = v * (1.0 / (1.0 + d2));
+        for c in 0..D {
+            acc[c] += pw * diff[c];
+        }
+    }
+    for c in 0..D {
+        attr[c] += acc[c];
+    }
 }
 
 /// Adds Σⱼ w²(yᵢ − yⱼ) at the position `yi` over all points `y` (row-major, width `d`)
@@ -323,6 +390,7 @@ impl Tree {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::tsne::fft::Pool;
     use crate::rng::Rng;
 
     fn random_p(n: usize, rng: &mut Rng) -> SymCsr {
@@ -357,15 +425,16 @@ mod tests {
         let p = random_p(n, &mut rng);
         let y: Vec<f64> = (0..2 * n).map(|_| rng.normal()).collect();
         let plogp: f64 = p.vals.iter().map(|v| v * v.ln()).sum();
-        let g = gradient(&p, &y, 2, 1.0, Repulsion::Exact);
+        let at = |y: &[f64], r| gradient(&p, y, 2, 1.0, r, true, &mut Pool::default());
+        let g = at(&y, Repulsion::Exact);
         for idx in [0, 7, 31, 119] {
             let h = 1e-6;
             let mut a = y.clone();
             a[idx] += h;
             let mut b = y.clone();
             b[idx] -= h;
-            let ka = gradient(&p, &a, 2, 1.0, Repulsion::Exact).kl(plogp);
-            let kb = gradient(&p, &b, 2, 1.0, Repulsion::Exact).kl(plogp);
+            let ka = at(&a, Repulsion::Exact).kl(plogp);
+            let kb = at(&b, Repulsion::Exact).kl(plogp);
             let fd = (ka - kb) / (2.0 * h);
             assert!(
                 (fd - g.grad[idx]).abs() < 1e-6 * (1.0 + fd.abs()),
@@ -373,7 +442,7 @@ mod tests {
                 g.grad[idx]
             );
         }
-        let bh0 = gradient(&p, &y, 2, 1.0, Repulsion::BarnesHut(0.0));
+        let bh0 = at(&y, Repulsion::BarnesHut(0.0));
         let err0 = bh0
             .grad
             .iter()
@@ -381,7 +450,7 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
         assert!(err0 < 1e-12, "{err0}");
-        let bh = gradient(&p, &y, 2, 1.0, Repulsion::BarnesHut(0.5));
+        let bh = at(&y, Repulsion::BarnesHut(0.5));
         let norm = g.grad.iter().map(|v| v * v).sum::<f64>().sqrt();
         let err = bh
             .grad
@@ -398,8 +467,9 @@ mod tests {
     fn coincident_points_share_a_leaf_without_force() {
         let y = vec![0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0];
         let p = SymCsr::from_rows(vec![vec![]; 4]);
-        let e = gradient(&p, &y, 2, 1.0, Repulsion::Exact);
-        let b = gradient(&p, &y, 2, 1.0, Repulsion::BarnesHut(0.5));
+        let at = |y: &[f64], r| gradient(&p, y, 2, 1.0, r, true, &mut Pool::default());
+        let e = at(&y, Repulsion::Exact);
+        let b = at(&y, Repulsion::BarnesHut(0.5));
         for (a, c) in e.grad.iter().zip(&b.grad) {
             assert!((a - c).abs() < 1e-15 && a.is_finite());
         }

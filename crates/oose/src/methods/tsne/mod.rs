@@ -2,7 +2,8 @@
 //! points.
 //!
 //! - `affinities`: perplexity calibration by bisection and the symmetric P.
-//! - `gradient`: the KL gradient by the exact sum or Barnes–Hut.
+//! - `gradient`: the KL gradient by the exact sum, Barnes–Hut or (`fft`) FFT-accelerated
+//!   interpolation.
 //! - `optimise`: scikit-learn's schedule (PCA initialisation, early exaggeration,
 //!   momentum, gains, learning rate `auto`).
 //! - `local`: the extension. A new point is placed at the inverse-distance weighted
@@ -12,6 +13,7 @@
 //! - `transform`: the `optimize` extension (openTSNE's transform, sample-wise).
 
 mod affinities;
+mod fft;
 mod gradient;
 mod local;
 mod optimise;
@@ -19,14 +21,15 @@ mod transform;
 
 use crate::error::{Error, Result};
 use crate::extend::{Extension, Strategy};
+use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
 };
-use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
+use crate::model::params::{join, Kind, Named, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, SEED};
-use crate::neighbors::knn;
+use crate::neighbors::{knn, knn_graph, GraphMethod};
 use crate::validate;
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
@@ -81,17 +84,41 @@ pub fn joint_probabilities(
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum TsneGradient {
     /// Barnes–Hut on a 2^d-tree (d ≤ 3), opening angle `angle`.
-    #[default]
     BarnesHut,
     /// The exact O(N²) sum (the reference; small N).
     Exact,
+    /// FFT-accelerated interpolation (d ≤ 2; Linderman et al. 2019).
+    Fft,
+    /// FFT for N ≥ 10000 points and d ≤ 2, else Barnes–Hut (d ≤ 3: above, name `exact`).
+    #[default]
+    Auto,
 }
 
-impl crate::model::params::Named for TsneGradient {
+impl TsneGradient {
+    /// What `Auto` means for `n` points in `d` dimensions (other choices as they are).
+    ///
+    /// ```
+    /// use oose::methods::tsne::TsneGradient;
+    /// assert_eq!(TsneGradient::Auto.resolve(60000, 2), TsneGradient::Fft);
+    /// assert_eq!(TsneGradient::Auto.resolve(5000, 2), TsneGradient::BarnesHut);
+    /// assert_eq!(TsneGradient::Exact.resolve(60000, 2), TsneGradient::Exact);
+    /// ```
+    pub fn resolve(self, n: usize, d: usize) -> TsneGradient {
+        match self {
+            TsneGradient::Auto if n >= 10_000 && d <= 2 => TsneGradient::Fft,
+            TsneGradient::Auto => TsneGradient::BarnesHut,
+            other => other,
+        }
+    }
+}
+
+impl Named for TsneGradient {
     fn name(&self) -> &'static str {
         match self {
             TsneGradient::BarnesHut => "barnes-hut",
             TsneGradient::Exact => "exact",
+            TsneGradient::Fft => "fft",
+            TsneGradient::Auto => "auto",
         }
     }
     fn from_name(s: &str) -> Result<Self> {
@@ -102,6 +129,8 @@ impl crate::model::params::Named for TsneGradient {
                 ("barnes-hut", TsneGradient::BarnesHut),
                 ("barnes_hut", TsneGradient::BarnesHut),
                 ("exact", TsneGradient::Exact),
+                ("fft", TsneGradient::Fft),
+                ("auto", TsneGradient::Auto),
             ],
         )
     }
@@ -117,7 +146,7 @@ pub enum TsneInit {
     Random,
 }
 
-impl crate::model::params::Named for TsneInit {
+impl Named for TsneInit {
     fn name(&self) -> &'static str {
         match self {
             TsneInit::Pca => "pca",
@@ -159,7 +188,7 @@ pub struct Tsne {
     pub max_iter: usize,
     /// Opening angle θ of Barnes–Hut (default 0.5).
     pub angle: f64,
-    /// How the repulsive forces are summed (default Barnes–Hut).
+    /// How the repulsive forces are summed (default `auto`: FFT from 10000 points).
     pub method: TsneGradient,
     /// The starting embedding (default PCA).
     pub init: TsneInit,
@@ -167,6 +196,8 @@ pub struct Tsne {
     pub seed: u64,
     /// Training neighbours a new point is placed from (default 5).
     pub transform_neighbors: usize,
+    /// How the kNN graph of P is found (default `auto`: exact below 100000 points).
+    pub neighbors: GraphMethod,
 }
 
 impl Default for Tsne {
@@ -178,10 +209,11 @@ impl Default for Tsne {
             learning_rate: None,
             max_iter: 1000,
             angle: 0.5,
-            method: TsneGradient::BarnesHut,
+            method: TsneGradient::Auto,
             init: TsneInit::Pca,
             seed: 0,
             transform_neighbors: 5,
+            neighbors: GraphMethod::Auto,
         }
     }
 }
@@ -213,11 +245,22 @@ impl Tsne {
         if self.n_components == 0 {
             return bad("n_components", "must be at least 1, got 0".into());
         }
-        if self.method == TsneGradient::BarnesHut && self.n_components > 3 {
+        let method = self.method.resolve(n, self.n_components);
+        if method == TsneGradient::BarnesHut && self.n_components > 3 {
             return bad(
                 "n_components",
                 format!(
                     "Barnes–Hut works in 1 to 3 dimensions, got {}; use method = exact",
+                    self.n_components
+                ),
+            );
+        }
+        if method == TsneGradient::Fft && self.n_components > 2 {
+            return bad(
+                "n_components",
+                format!(
+                    "the FFT gradient works in 1 or 2 dimensions, got {}; use method = \
+                     barnes-hut or exact",
                     self.n_components
                 ),
             );
@@ -251,13 +294,9 @@ impl Tsne {
         Ok(())
     }
 
-    /// Fits on the rows of `x` (N×D).
-    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedTsne> {
-        validate::finite_nonempty("training data", x)?;
-        let n = x.nrows();
-        self.check(n)?;
-        let k = self.n_neighbors(n);
-        let (idx, dist) = knn(x, x, k, true);
+    /// P from the kNN graph (an error if all points coincide).
+    fn joint(&self, x: MatRef<'_, f64>, graph: &crate::neighbors::Neighbours) -> Result<SymCsr> {
+        let (idx, dist) = graph;
         let sq: Vec<Vec<f64>> = dist
             .iter()
             .map(|r| r.iter().map(|d| d * d).collect())
@@ -271,10 +310,73 @@ impl Tsne {
                 reason: "all points coincide: t-SNE has nothing to embed",
             });
         }
-        let (p, _betas) = affinities::joint(&idx, &sq, self.perplexity);
+        Ok(affinities::joint(idx, &sq, self.perplexity).0)
+    }
+
+    /// The relative errors of the Barnes–Hut (θ = `angle`) and FFT repulsive forces
+    /// along the exact descent, every iteration: ‖g − g_exact‖ / ‖r_exact‖ with r the
+    /// repulsive term 4 F_rep / Z of the gradient (the attractive term is the same in
+    /// all three). What the benchmark reports (d ≤ 2; `method` is ignored).
+    #[doc(hidden)]
+    pub fn gradient_errors(&self, x: MatRef<'_, f64>) -> Result<Vec<(usize, f64, f64)>> {
+        validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        let exact = Tsne {
+            method: TsneGradient::Exact,
+            ..self.clone()
+        };
+        exact.check(n)?;
+        let d = self.n_components;
+        if d > 2 {
+            return Err(Error::param("n_components", "the FFT gradient needs d ≤ 2"));
+        }
+        let graph = knn_graph(x, self.n_neighbors(n), self.neighbors, self.seed);
+        let p = self.joint(x, &graph.neighbours)?;
+        let mut out = Vec::new();
+        let mut pool = fft::Pool::default();
+        optimise::run_observed(&exact, x, &p, &mut |it, y, exaggeration, g| {
+            let repulsive =
+                gradient::gradient(&p, y, d, 0.0, gradient::Repulsion::Exact, false, &mut pool);
+            let den: f64 = repulsive.grad.iter().map(|b| b * b).sum();
+            let rel = |a: &[f64]| {
+                let num: f64 = a.iter().zip(g).map(|(u, v)| (u - v) * (u - v)).sum();
+                (num / den).sqrt()
+            };
+            let bh = gradient::gradient(
+                &p,
+                y,
+                d,
+                exaggeration,
+                gradient::Repulsion::BarnesHut(self.angle),
+                false,
+                &mut pool,
+            );
+            let ff = gradient::gradient(
+                &p,
+                y,
+                d,
+                exaggeration,
+                gradient::Repulsion::Fft,
+                false,
+                &mut pool,
+            );
+            out.push((it + 1, rel(&bh.grad), rel(&ff.grad)));
+        })?;
+        Ok(out)
+    }
+
+    /// Fits on the rows of `x` (N×D).
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedTsne> {
+        validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        self.check(n)?;
+        let k = self.n_neighbors(n);
+        let graph = knn_graph(x, k, self.neighbors, self.seed);
+        let dist = &graph.neighbours.1;
+        let p = self.joint(x, &graph.neighbours)?;
         let kt = self.transform_neighbors.min(n - 1).max(1);
         let reliability_epsilon = if kt <= k {
-            local::training_scale(&dist, kt)
+            local::training_scale(dist, kt)
         } else {
             local::training_scale(&knn(x, x, kt, true).1, kt)
         };
@@ -287,6 +389,8 @@ impl Tsne {
             learning_rate: fit.learning_rate,
             kl: fit.kl,
             reliability_epsilon,
+            graph: graph.method,
+            graph_recall: graph.recall,
         })
     }
 }
@@ -305,6 +409,10 @@ pub struct FittedTsne {
     kl: Vec<(usize, f64)>,
     /// ε₀ of the reliability (the local power function at the training data's scale).
     reliability_epsilon: f64,
+    /// How the kNN graph was found (`Exact` or `Approximate`).
+    graph: GraphMethod,
+    /// Its recall on a sample against the exact neighbours (1 for the exact graph).
+    graph_recall: f64,
 }
 
 impl FittedTsne {
@@ -324,21 +432,38 @@ impl FittedTsne {
         &self.kl
     }
 
-    /// `interpolation` or `optimize` of the rows of `new`, from one neighbour search.
-    fn place(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+    /// The training neighbours a strategy needs per new point.
+    fn neighbours_for(&self, strategy: Strategy) -> usize {
+        let kt = self.params.transform_neighbors;
+        if strategy == Strategy::Optimize {
+            kt.max(transform::neighbours(self.x.nrows()))
+        } else {
+            kt
+        }
+    }
+
+    /// `interpolation` or `optimize` of the rows of `new`, from one neighbour search
+    /// (`near`, when the caller has searched with at least as many neighbours).
+    fn place(
+        &self,
+        new: MatRef<'_, f64>,
+        strategy: Strategy,
+        near: Option<&crate::neighbors::Neighbours>,
+    ) -> Result<Extension> {
         validate::columns("new points", new, self.x.ncols())?;
         validate::finite("new points", new)?;
         let (x, y) = (self.x.view(), self.embedding.view());
         let kt = self.params.transform_neighbors;
-        let optimize = strategy == Strategy::Optimize;
-        let k = if optimize {
-            kt.max(transform::neighbours(x.nrows()))
-        } else {
-            kt
+        let k = self.neighbours_for(strategy);
+        let nbrs = match near {
+            Some((idx, dist)) if idx.len() == new.nrows() && idx.iter().all(|r| r.len() >= k) => (
+                idx.iter().map(|r| r[..k].to_vec()).collect(),
+                dist.iter().map(|r| r[..k].to_vec()).collect(),
+            ),
+            _ => knn(new, x, k, false),
         };
-        let nbrs = knn(new, x, k, false);
         let start = local::interpolate(x, y, new, &nbrs, kt, self.reliability_epsilon);
-        Ok(if optimize {
+        Ok(if strategy == Strategy::Optimize {
             transform::optimize(y, &nbrs, start)
         } else {
             start
@@ -349,6 +474,7 @@ impl FittedTsne {
         let n = self.x.nrows();
         self.embedding.is_shape(n, self.params.n_components)
             && self.reliability_epsilon > 0.0
+            && (0.0..=1.0).contains(&self.graph_recall)
             && self.params.transform_neighbors >= 1
             && self.params.transform_neighbors <= n
     }
@@ -365,7 +491,7 @@ impl OutOfSample for FittedTsne {
     /// `reconstruction_error` the distance to the nearest training point in units of the
     /// training data's typical neighbour distance √ε₀.
     fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
-        self.place(new, Strategy::Interpolation)
+        self.place(new, Strategy::Interpolation, None)
     }
 
     fn input_width(&self) -> usize {
@@ -407,14 +533,22 @@ const ANGLE: ParamSpec = ParamSpec::new(
 const GRADIENT: ParamSpec = ParamSpec::new(
     "method",
     "method",
-    Kind::Choice(&["barnes-hut", "exact"]),
-    "How the repulsive forces are summed: barnes-hut (d ≤ 3) or exact (O(N²)).",
+    Kind::Choice(&["auto", "barnes-hut", "fft", "exact"]),
+    "How the repulsive forces are summed: auto (fft from 10000 points when d ≤ 2, else \
+     barnes-hut), barnes-hut (d ≤ 3), fft (d ≤ 2) or exact (O(N²)).",
 );
 const INIT: ParamSpec = ParamSpec::new(
     "init",
     "init",
     Kind::Choice(&["pca", "random"]),
     "Starting embedding: pca (rescaled to standard deviation 1e-4) or random.",
+);
+const NEIGHBORS: ParamSpec = ParamSpec::new(
+    "neighbors",
+    "neighbors",
+    Kind::Choice(&["auto", "exact", "approximate"]),
+    "The kNN graph of P: exact, approximate (NN-descent; its recall on a sample is in \
+     the model info) or auto (approximate from 100000 points in more than 16 dimensions).",
 );
 const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
     "transform_neighbors",
@@ -429,7 +563,7 @@ impl Method for Tsne {
     const ABOUT: &'static str =
         "t-SNE with a weighted-median extension, exact on training points (maths §12)";
 
-    const SPECS: &'static [ParamSpec] = &join::<10>(&[
+    const SPECS: &'static [ParamSpec] = &join::<11>(&[
         NO_PARAMS,
         &[
             N_COMPONENTS,
@@ -442,6 +576,7 @@ impl Method for Tsne {
             INIT,
             SEED,
             TRANSFORM_NEIGHBORS,
+            NEIGHBORS,
         ],
     ]);
 
@@ -455,7 +590,8 @@ impl Method for Tsne {
         method,
         init,
         seed,
-        transform_neighbors
+        transform_neighbors,
+        neighbors
     });
 
     fn configurations() -> Vec<Configuration> {
@@ -482,6 +618,14 @@ impl Method for Tsne {
     }
 }
 
+/// The strategy asked for: `optimize`, or else `interpolation`.
+fn strategy_of(opts: &ExtendOptions<'_>) -> Strategy {
+    match opts.strategy {
+        Some(Strategy::Optimize) => Strategy::Optimize,
+        _ => Strategy::Interpolation,
+    }
+}
+
 impl Fitted for FittedTsne {
     fn training_points(&self) -> Option<MatRef<'_, f64>> {
         Some(self.x.view())
@@ -498,15 +642,32 @@ impl Fitted for FittedTsne {
     /// `interpolation` (the default; also `projection`) or `optimize`.
     fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
         self.check_options(opts)?;
-        let strategy = match opts.strategy {
-            Some(Strategy::Optimize) => Strategy::Optimize,
-            _ => Strategy::Interpolation,
-        };
-        self.place(new, strategy)
+        self.place(new, strategy_of(opts), None)
+    }
+
+    fn neighbours_wanted(&self, opts: &ExtendOptions<'_>) -> usize {
+        self.neighbours_for(strategy_of(opts))
+    }
+
+    fn extend_near(
+        &self,
+        new: MatRef<'_, f64>,
+        opts: &ExtendOptions<'_>,
+        near: &crate::neighbors::Neighbours,
+    ) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.place(new, strategy_of(opts), Some(near))
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
         v.push(("tsne_neighbors".into(), self.n_neighbors.to_string()));
+        v.push(("knn_graph".into(), self.graph.name().into()));
+        v.push(("knn_recall".into(), format!("{:?}", self.graph_recall)));
+        let gradient = self
+            .params
+            .method
+            .resolve(self.x.nrows(), self.params.n_components);
+        v.push(("gradient_method".into(), gradient.name().into()));
         let iterations = self.kl.last().map_or(0, |k| k.0);
         v.push(("iterations".into(), iterations.to_string()));
         v.push((

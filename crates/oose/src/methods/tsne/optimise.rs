@@ -50,14 +50,28 @@ fn initial(params: &Tsne, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
 
 /// Runs the optimisation on P.
 pub(crate) fn run(params: &Tsne, x: MatRef<'_, f64>, p: &SymCsr) -> Result<Fit> {
+    run_observed(params, x, p, &mut |_, _, _, _| {})
+}
+
+/// Called every iteration with (iteration, y, exaggeration, gradient).
+pub(crate) type Observer<'a> = dyn FnMut(usize, &[f64], f64, &[f64]) + 'a;
+
+/// [`run`], showing `observe` every iteration.
+pub(crate) fn run_observed(
+    params: &Tsne,
+    x: MatRef<'_, f64>,
+    p: &SymCsr,
+    observe: &mut Observer<'_>,
+) -> Result<Fit> {
     let (n, d) = (x.nrows(), params.n_components);
     let mut y = initial(params, x)?;
     let learning_rate = params
         .learning_rate
         .unwrap_or_else(|| (n as f64 / params.early_exaggeration / 4.0).max(50.0));
-    let repulsion = match params.method {
+    let repulsion = match params.method.resolve(n, d) {
         TsneGradient::Exact => Repulsion::Exact,
-        TsneGradient::BarnesHut => Repulsion::BarnesHut(params.angle),
+        TsneGradient::Fft => Repulsion::Fft,
+        _ => Repulsion::BarnesHut(params.angle),
     };
     let p_log_p: f64 = p
         .vals
@@ -69,6 +83,7 @@ pub(crate) fn run(params: &Tsne, x: MatRef<'_, f64>, p: &SymCsr) -> Result<Fit> 
     let mut update = vec![0.0; n * d];
     let mut gains = vec![1.0f64; n * d];
     let mut kl = Vec::new();
+    let mut pool = super::fft::Pool::default();
     for it in 0..params.max_iter {
         if it == explore {
             // scikit-learn's second call of its gradient descent starts afresh.
@@ -80,7 +95,8 @@ pub(crate) fn run(params: &Tsne, x: MatRef<'_, f64>, p: &SymCsr) -> Result<Fit> 
         } else {
             (1.0, 0.8)
         };
-        let g = gradient(p, &y, d, exaggeration, repulsion);
+        let record = (it + 1) % CHECK_EVERY == 0 || it + 1 == params.max_iter;
+        let g = gradient(p, &y, d, exaggeration, repulsion, record, &mut pool);
         if let Some(t) = g.grad.iter().position(|v| !v.is_finite()) {
             return Err(Error::Overflow {
                 what: "t-SNE gradient",
@@ -88,8 +104,13 @@ pub(crate) fn run(params: &Tsne, x: MatRef<'_, f64>, p: &SymCsr) -> Result<Fit> 
                 detail: "not finite during the optimisation (try a smaller learning_rate)",
             });
         }
-        if (it + 1) % CHECK_EVERY == 0 || it + 1 == params.max_iter {
-            kl.push((it + 1, g.kl(p_log_p)));
+        observe(it, &y, exaggeration, &g.grad);
+        if record {
+            let k = g.kl(p_log_p);
+            crate::progress::report(|| {
+                format!("t-SNE iteration {}/{}, KL {k:.4}", it + 1, params.max_iter)
+            });
+            kl.push((it + 1, k));
         }
         for t in 0..n * d {
             let gt = g.grad[t];
