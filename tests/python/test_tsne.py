@@ -85,3 +85,21 @@ def test_bad_parameters_are_named():
         oose.TSNE(n_components=4).fit(x[:200])
     with pytest.raises(ValueError, match="angle"):
         oose.TSNE(angle=2.0).fit(x[:200])
+
+
+def test_fft_gradient_and_approximate_graph_from_python():
+    x, y = _digits()
+    x, y = x[:600], y[:600]
+    with pytest.raises(ValueError, match="n_components"):
+        oose.TSNE(n_components=3, method="fft").fit(x)
+    exact = oose.TSNE(max_iter=400, method="exact").fit(x)
+    fft = oose.TSNE(max_iter=400, method="fft", neighbors="approximate").fit(x)
+    assert fft.info_["gradient_method"] == "fft"
+    assert fft.info_["knn_graph"] == "approximate"
+    assert 0.95 <= fft.knn_recall_ <= 1.0
+    assert exact.knn_recall_ == 1.0
+    # The same divergence within a few per cent (1000 steps of a non-convex descent
+    # amplify a per-step difference of ~1 %), and clusters as tight.
+    assert abs(fft.kl_divergence_ - exact.kl_divergence_) < 0.05 * exact.kl_divergence_
+    acc = KNeighborsClassifier(10).fit(fft.embedding_, y).score(fft.embedding_, y)
+    assert acc > 0.95

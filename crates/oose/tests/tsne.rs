@@ -125,8 +125,9 @@ fn extension_is_exact_on_training_points_sample_wise_and_reliable_near_the_data(
 
 #[test]
 fn one_thread_and_two_give_the_same_bits() {
+    use oose::neighbors::GraphMethod;
     let (x, _) = blobs(4);
-    let fit = |threads| {
+    let fit = |threads, method, neighbors| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -135,6 +136,8 @@ fn one_thread_and_two_give_the_same_bits() {
                 let m = Tsne {
                     perplexity: 10.0,
                     max_iter: 300,
+                    method,
+                    neighbors,
                     ..Default::default()
                 }
                 .fit(x.as_ref())
@@ -143,7 +146,40 @@ fn one_thread_and_two_give_the_same_bits() {
                 (m.embedding().to_owned(), e.coordinates)
             })
     };
-    assert!(fit(1) == fit(2));
+    for (method, neighbors) in [
+        (TsneGradient::Auto, GraphMethod::Auto),
+        (TsneGradient::Fft, GraphMethod::Exact),
+        (TsneGradient::BarnesHut, GraphMethod::Approximate),
+    ] {
+        assert!(
+            fit(1, method, neighbors) == fit(2, method, neighbors),
+            "{method:?}, {neighbors:?}"
+        );
+    }
+}
+
+/// The approximate kNN graph: its recall is in the model info, and the embedding
+/// separates the clusters as with the exact graph.
+#[test]
+fn the_approximate_graph_reports_its_recall() {
+    use oose::model::Fitted;
+    use oose::neighbors::GraphMethod;
+    let (x, labels) = blobs(8);
+    let m = Tsne {
+        perplexity: 15.0,
+        max_iter: 400,
+        neighbors: GraphMethod::Approximate,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let mut info = Vec::new();
+    m.info(&mut info);
+    let get = |k: &str| info.iter().find(|e| e.0 == k).unwrap().1.clone();
+    assert_eq!(get("knn_graph"), "approximate");
+    let recall: f64 = get("knn_recall").parse().unwrap();
+    assert!((0.95..=1.0).contains(&recall), "{recall}");
+    assert!(knn_accuracy(m.embedding(), &labels) > 0.95);
 }
 
 #[test]
@@ -238,6 +274,26 @@ fn optimize_is_sample_wise_with_a_finite_divergence_and_other_strategies_are_ref
     let a = m.extend_options(z, &opts(Strategy::Interpolation)).unwrap();
     let b = m.extend(z).unwrap();
     assert_eq!(a.coordinates, b.coordinates);
+    // The model searches once for the placement and the novelty score: the same
+    // placement as the method's own search, the same score as the score's own.
+    let own = Tsne {
+        perplexity: 15.0,
+        max_iter: 400,
+        ..Default::default()
+    }
+    .fit(train)
+    .unwrap()
+    .extend(z)
+    .unwrap();
+    assert_eq!(own.coordinates, b.coordinates);
+    let scores = oose::diagnostics::novelty::Novelty::fit(train)
+        .unwrap()
+        .score(z, None)
+        .unwrap();
+    for (strategy, e) in [("interpolation", &b), ("optimize", &batch)] {
+        let col = e.extra.iter().find(|c| c.name == "novelty").unwrap();
+        assert_eq!(col.values, scores.novelty, "{strategy}");
+    }
     let e = m
         .extend_options(z, &opts(Strategy::Restricted))
         .unwrap_err();
