@@ -2,7 +2,10 @@
 //!
 //! `cargo run --release -p oose-cli --example knn -- DATA.npy K`
 //! prints the time of the exact graph (kd-tree or brute force), of the approximate one
-//! (NN-descent), and the approximate graph's recall against the exact one. The
+//! (NN-descent), and the approximate graph's recall against the exact one; with a
+//! third argument QUERIES.npy, the time and recall of 10 nearest training points of
+//! each query by exact search and by the graph walk (`GraphIndex` over the first 15
+//! exact neighbours, as t-SNE's transform keeps them). The
 //! environment variables TREES, MC (most candidates), LEAF and ROUNDS override
 //! NN-descent's defaults.
 
@@ -12,7 +15,7 @@ use std::time::Instant;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [data, k, ..] = &args[..] else {
-        eprintln!("usage: knn DATA.npy K");
+        eprintln!("usage: knn DATA.npy K [QUERIES.npy]");
         std::process::exit(2);
     };
     let x = MatrixReader::open(data)
@@ -38,6 +41,34 @@ fn main() {
         t_approx / t_exact,
         oose::neighbors::recall(&approx.0, &exact.0)
     );
+    if let Some(path) = args.get(2) {
+        let q = MatrixReader::open(path)
+            .and_then(|r| r.read_all())
+            .unwrap_or_else(|e| {
+                eprintln!("{e:?}");
+                std::process::exit(1)
+            });
+        let t = Instant::now();
+        let truth = oose::neighbors::knn(q.as_ref(), x.as_ref(), 10, false);
+        let t_exact = t.elapsed().as_secs_f64();
+        let lists: Vec<Vec<usize>> = exact
+            .0
+            .iter()
+            .map(|r| r[..15.min(r.len())].to_vec())
+            .collect();
+        let t = Instant::now();
+        let index = oose::neighbors::GraphIndex::new(x.as_ref(), &lists, 0);
+        let t_build = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let walk = index.search(q.as_ref(), 10);
+        let t_walk = t.elapsed().as_secs_f64();
+        println!(
+            "{} queries, k = 10: exact {t_exact:.3} s, graph walk {t_walk:.3} s (index built in \
+             {t_build:.3} s), recall {:.4}",
+            q.nrows(),
+            oose::neighbors::recall(&walk.0, &truth.0)
+        );
+    }
 }
 
 fn tuned(k: usize) -> oose::neighbors::Descent {

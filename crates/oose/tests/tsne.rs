@@ -182,6 +182,46 @@ fn the_approximate_graph_reports_its_recall() {
     assert!(knn_accuracy(m.embedding(), &labels) > 0.95);
 }
 
+/// The transform's graph walk: training points placed exactly, rows independent of
+/// the batch, and new points where the exact search puts them (almost all).
+#[test]
+fn the_approximate_transform_search_is_exact_on_training_points() {
+    use oose::model::Fitted;
+    use oose::neighbors::GraphMethod;
+    let (x, _) = blobs(9);
+    let (train, z) = (x.as_ref().subrows(0, 160), x.as_ref().subrows(160, 40));
+    let fit = |transform_search| {
+        Tsne {
+            perplexity: 15.0,
+            max_iter: 300,
+            transform_search,
+            ..Default::default()
+        }
+        .fit(train)
+        .unwrap()
+    };
+    let (walk, exact) = (fit(GraphMethod::Approximate), fit(GraphMethod::Exact));
+    let mut info = Vec::new();
+    walk.info(&mut info);
+    assert!(info.contains(&("transform_search".into(), "approximate".into())));
+    assert_eq!(walk.embedding(), exact.embedding());
+    assert_eq!(
+        walk.extend(train).unwrap().coordinates,
+        walk.embedding().to_owned()
+    );
+    let (a, b) = (walk.extend(z).unwrap(), exact.extend(z).unwrap());
+    // The same neighbours give the same placement up to the rounding of distances
+    // summed in another order.
+    let same = (0..40)
+        .filter(|&i| (0..2).all(|c| (a.coordinates[(i, c)] - b.coordinates[(i, c)]).abs() < 1e-9))
+        .count();
+    assert!(same >= 38, "{same} of 40");
+    for i in [0, 13, 39] {
+        let one = walk.extend(z.subrows(i, 1)).unwrap();
+        assert_eq!(one.coordinates.row(0), a.coordinates.row(i));
+    }
+}
+
 #[test]
 fn bad_input_is_a_typed_error_naming_the_parameter() {
     let (x, _) = blobs(5);

@@ -27,10 +27,9 @@ from ._estimators import (
     KernelPCA,
     LandmarkMDS,
     LaplacianEigenmaps,
-    LocallyLinearEmbedding,
-    TSNE,
     SpectralClustering,
 )
+from ._neighbour_embeddings import TSNE, LocallyLinearEmbedding
 
 __version__ = _oose.__version__
 

@@ -234,6 +234,17 @@ pub trait Fitted: OutOfSample {
         self.extend(new)
     }
 
+    /// The k nearest training points of every row of `new` as this model finds them
+    /// (exact by default; `None` for a model that keeps no training points).
+    fn search_training(
+        &self,
+        new: MatRef<'_, f64>,
+        k: usize,
+    ) -> Option<crate::neighbors::Neighbours> {
+        self.training_points()
+            .map(|x| crate::neighbors::knn(new, x, k, false))
+    }
+
     /// How many nearest training points of each new row this extension searches for
     /// (0: none, the default). The model then searches once, for the extension and the
     /// novelty score together, and calls [`Fitted::extend_near`].

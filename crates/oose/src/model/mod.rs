@@ -353,11 +353,18 @@ impl Model {
         let same = nov.reference() == novelty::Reference::Points
             && nov.width() == x.ncols()
             && nov.len() == x.nrows();
-        if wanted == 0 || !same || new.ncols() != x.ncols() || new.nrows() == 0 {
+        // Rows the method will refuse (wrong width, not finite) are not searched: its
+        // own checks name them.
+        if wanted == 0
+            || !same
+            || new.ncols() != x.ncols()
+            || new.nrows() == 0
+            || crate::validate::finite("new points", new).is_err()
+        {
             return None;
         }
         let k = wanted.max(nov.neighbours()).min(x.nrows());
-        Some(crate::neighbors::knn(new, x, k, false))
+        self.fitted().search_training(new, k)
     }
 
     /// Whether the caller asked for NaN rows (isolated new points of neighbour-graph

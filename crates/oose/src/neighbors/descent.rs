@@ -60,7 +60,7 @@ impl Descent {
 
 /// Squared Euclidean distance (four accumulators, so that it vectorises).
 #[inline]
-fn sq(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn sq(a: &[f64], b: &[f64]) -> f64 {
     let mut acc = [0.0; 4];
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
     let (ra, rb) = (ca.remainder(), cb.remainder());

@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 /// Points from which `auto` takes the approximate graph: below, the exact brute force
 /// (GEMM tiles) is about as fast (60000 × 50 with k = 91: 8.7 s exact on 2 cores).
 pub const APPROXIMATE_FROM: usize = 100_000;
+/// Training points from which `auto` answers new points' neighbour queries by a walk
+/// on the kNN graph ([`super::GraphIndex`]): one exact query costs N distances at GEMM
+/// speed, a walk a few hundred.
+pub const APPROXIMATE_QUERIES_FROM: usize = 20_000;
 /// Points whose exact neighbours measure an approximate graph's recall.
 const RECALL_SAMPLE: usize = 500;
 
@@ -63,6 +67,23 @@ impl GraphMethod {
     pub fn resolve(self, n: usize, dim: usize) -> GraphMethod {
         match self {
             GraphMethod::Auto if n >= APPROXIMATE_FROM && dim > super::kdtree::MAX_DIM => {
+                GraphMethod::Approximate
+            }
+            GraphMethod::Auto => GraphMethod::Exact,
+            other => other,
+        }
+    }
+
+    /// What `Auto` means for queries against `n` training points in `dim` dimensions.
+    ///
+    /// ```
+    /// use oose::neighbors::GraphMethod;
+    /// assert_eq!(GraphMethod::Auto.resolve_queries(60_000, 50), GraphMethod::Approximate);
+    /// assert_eq!(GraphMethod::Auto.resolve_queries(5_000, 50), GraphMethod::Exact);
+    /// ```
+    pub fn resolve_queries(self, n: usize, dim: usize) -> GraphMethod {
+        match self {
+            GraphMethod::Auto if n >= APPROXIMATE_QUERIES_FROM && dim > super::kdtree::MAX_DIM => {
                 GraphMethod::Approximate
             }
             GraphMethod::Auto => GraphMethod::Exact,

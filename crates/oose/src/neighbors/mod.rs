@@ -8,10 +8,12 @@ mod brute;
 mod descent;
 mod graph;
 pub mod kdtree;
+mod search;
 
 pub use brute::knn_brute;
 pub use descent::{knn_descent, recall, Descent};
-pub use graph::{knn_graph, GraphMethod, KnnGraph, APPROXIMATE_FROM};
+pub use graph::{knn_graph, GraphMethod, KnnGraph, APPROXIMATE_FROM, APPROXIMATE_QUERIES_FROM};
+pub use search::GraphIndex;
 
 use faer::MatRef;
 use rayon::prelude::*;

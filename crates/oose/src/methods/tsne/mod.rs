@@ -29,10 +29,11 @@ use crate::model::method::{
 };
 use crate::model::params::{join, Kind, Named, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, SEED};
-use crate::neighbors::{knn, knn_graph, GraphMethod};
+use crate::neighbors::{knn, knn_graph, GraphIndex, GraphMethod, Neighbours};
 use crate::validate;
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 /// The joint probabilities P of t-SNE (maths §12) from each point's neighbours `idx[i]`
 /// and squared distances `sq[i]`: row i of P as `(column, value)` pairs sorted by column.
@@ -198,6 +199,9 @@ pub struct Tsne {
     pub transform_neighbors: usize,
     /// How the kNN graph of P is found (default `auto`: exact below 100000 points).
     pub neighbors: GraphMethod,
+    /// How new points' nearest training points are found (default `auto`: a walk on
+    /// the kNN graph from 20000 training points in more than 16 dimensions).
+    pub transform_search: GraphMethod,
 }
 
 impl Default for Tsne {
@@ -214,6 +218,7 @@ impl Default for Tsne {
             seed: 0,
             transform_neighbors: 5,
             neighbors: GraphMethod::Auto,
+            transform_search: GraphMethod::Auto,
         }
     }
 }
@@ -380,6 +385,18 @@ impl Tsne {
         } else {
             local::training_scale(&knn(x, x, kt, true).1, kt)
         };
+        let search_graph =
+            if self.transform_search.resolve_queries(n, x.ncols()) == GraphMethod::Approximate {
+                let g = SEARCH_DEGREE.min(k);
+                graph
+                    .neighbours
+                    .0
+                    .iter()
+                    .flat_map(|r| r[..g].iter().map(|&j| j as u32))
+                    .collect()
+            } else {
+                Vec::new()
+            };
         let fit = optimise::run(self, x, &p)?;
         Ok(FittedTsne {
             params: self.clone(),
@@ -391,6 +408,8 @@ impl Tsne {
             reliability_epsilon,
             graph: graph.method,
             graph_recall: graph.recall,
+            search_graph,
+            index: IndexCache::default(),
         })
     }
 }
@@ -413,7 +432,32 @@ pub struct FittedTsne {
     graph: GraphMethod,
     /// Its recall on a sample against the exact neighbours (1 for the exact graph).
     graph_recall: f64,
+    /// For approximate transform queries: the first `SEARCH_DEGREE` neighbours of every
+    /// training point, row after row (empty for exact queries).
+    search_graph: Vec<u32>,
+    /// The walk's index, built from `search_graph` on first use.
+    #[serde(skip)]
+    index: IndexCache,
 }
+
+/// A cache that is no part of a model's value: equal to any other, cloned empty.
+#[derive(Debug, Default)]
+struct IndexCache(OnceLock<GraphIndex>);
+
+impl PartialEq for IndexCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Clone for IndexCache {
+    fn clone(&self) -> Self {
+        IndexCache::default()
+    }
+}
+
+/// Neighbours per training point kept for the transform's graph walk.
+const SEARCH_DEGREE: usize = 15;
 
 impl FittedTsne {
     /// Parameters as given.
@@ -430,6 +474,25 @@ impl FittedTsne {
     /// the true P, also during early exaggeration).
     pub fn kl_history(&self) -> &[(usize, f64)] {
         &self.kl
+    }
+
+    /// The k nearest training points of the rows of `new`: exact, or by a walk on the
+    /// kNN graph (`transform_search`).
+    fn search(&self, new: MatRef<'_, f64>, k: usize) -> Neighbours {
+        if self.search_graph.is_empty() {
+            return knn(new, self.x.view(), k, false);
+        }
+        let index = self.index.0.get_or_init(|| {
+            let n = self.x.nrows();
+            let g = self.search_graph.len() / n;
+            let lists: Vec<Vec<usize>> = self
+                .search_graph
+                .chunks_exact(g)
+                .map(|r| r.iter().map(|&j| j as usize).collect())
+                .collect();
+            GraphIndex::new(self.x.view(), &lists, self.params.seed)
+        });
+        index.search(new, k)
     }
 
     /// The training neighbours a strategy needs per new point.
@@ -460,7 +523,7 @@ impl FittedTsne {
                 idx.iter().map(|r| r[..k].to_vec()).collect(),
                 dist.iter().map(|r| r[..k].to_vec()).collect(),
             ),
-            _ => knn(new, x, k, false),
+            _ => self.search(new, k),
         };
         let start = local::interpolate(x, y, new, &nbrs, kt, self.reliability_epsilon);
         Ok(if strategy == Strategy::Optimize {
@@ -475,6 +538,10 @@ impl FittedTsne {
         self.embedding.is_shape(n, self.params.n_components)
             && self.reliability_epsilon > 0.0
             && (0.0..=1.0).contains(&self.graph_recall)
+            && (self.search_graph.is_empty()
+                || (self.search_graph.len() % n == 0
+                    && self.search_graph.len() / n >= 1
+                    && self.search_graph.iter().all(|&j| (j as usize) < n)))
             && self.params.transform_neighbors >= 1
             && self.params.transform_neighbors <= n
     }
@@ -550,6 +617,14 @@ const NEIGHBORS: ParamSpec = ParamSpec::new(
     "The kNN graph of P: exact, approximate (NN-descent; its recall on a sample is in \
      the model info) or auto (approximate from 100000 points in more than 16 dimensions).",
 );
+const TRANSFORM_SEARCH: ParamSpec = ParamSpec::new(
+    "transform_search",
+    "transform-search",
+    Kind::Choice(&["auto", "exact", "approximate"]),
+    "How new points' nearest training points are found: exact, approximate (a walk on \
+     the kNN graph; training points still found exactly) or auto (approximate from 20000 \
+     training points in more than 16 dimensions).",
+);
 const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
     "transform_neighbors",
     "transform-neighbors",
@@ -563,7 +638,7 @@ impl Method for Tsne {
     const ABOUT: &'static str =
         "t-SNE with a weighted-median extension, exact on training points (maths §12)";
 
-    const SPECS: &'static [ParamSpec] = &join::<11>(&[
+    const SPECS: &'static [ParamSpec] = &join::<12>(&[
         NO_PARAMS,
         &[
             N_COMPONENTS,
@@ -577,6 +652,7 @@ impl Method for Tsne {
             SEED,
             TRANSFORM_NEIGHBORS,
             NEIGHBORS,
+            TRANSFORM_SEARCH,
         ],
     ]);
 
@@ -591,7 +667,8 @@ impl Method for Tsne {
         init,
         seed,
         transform_neighbors,
-        neighbors
+        neighbors,
+        transform_search
     });
 
     fn configurations() -> Vec<Configuration> {
@@ -645,6 +722,10 @@ impl Fitted for FittedTsne {
         self.place(new, strategy_of(opts), None)
     }
 
+    fn search_training(&self, new: MatRef<'_, f64>, k: usize) -> Option<Neighbours> {
+        Some(self.search(new, k))
+    }
+
     fn neighbours_wanted(&self, opts: &ExtendOptions<'_>) -> usize {
         self.neighbours_for(strategy_of(opts))
     }
@@ -663,6 +744,12 @@ impl Fitted for FittedTsne {
         v.push(("tsne_neighbors".into(), self.n_neighbors.to_string()));
         v.push(("knn_graph".into(), self.graph.name().into()));
         v.push(("knn_recall".into(), format!("{:?}", self.graph_recall)));
+        let search = if self.search_graph.is_empty() {
+            "exact"
+        } else {
+            "approximate"
+        };
+        v.push(("transform_search".into(), search.into()));
         let gradient = self
             .params
             .method

@@ -1,0 +1,203 @@
+"""The scikit-learn estimators of the neighbour embeddings: locally linear embedding
+and t-SNE (split from ``_estimators.py``, whose conventions they follow: parameter
+names of docs/maths.md and the command line, ``random_state`` for the seed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._estimators import _Embedding, _StrategyOption
+
+
+class LocallyLinearEmbedding(_Embedding):
+    """Locally linear embedding (standard LLE or LTSA, maths §14), a drop-in for
+    scikit-learn's ``LocallyLinearEmbedding(method="standard"|"ltsa")`` with its
+    parameter names; ``transform`` places new points by their barycentric weights from the
+    ``n_neighbors`` nearest training points (scikit-learn's ``transform``).
+
+    The extension is sample-wise but not exact on training points: a training point is
+    its own nearest neighbour and the regularisation spreads a little of its weight over
+    the others (maths §14 gives the measured deviation). ``transform(X,
+    return_diagnostics=True)`` gives ``reconstruction_error`` per point: the scale-free
+    ||z − Σ wⱼ xⱼ||² over the mean squared distance to the neighbours (0 when z is an
+    affine combination of its neighbours; large for points the training set does not
+    represent). ``residual`` is NaN (LLE has no kernel).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    n_neighbors : int, default=5
+        Neighbours of each point, itself not counted.
+    reg : float, default=1e-3
+        Regularisation of the local Gram matrix G: G + reg·tr(G)·I.
+    solver : str, default="auto"
+        ``auto``, ``dense``, ``lanczos`` or ``shift-invert`` (``auto``: dense up to 1000
+        points, shift-invert above) for the bottom eigenvectors of M.
+    method : str, default="standard"
+        ``standard`` (barycentric weights) or ``ltsa`` (local tangent space alignment),
+        as scikit-learn's ``method``; ``transform`` uses barycentric weights for both.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n_samples, n_components)
+        The bottom eigenvectors 1..d of M = (I − W)ᵀ(I − W) (unit norm, sign rule of
+        maths §3).
+    reconstruction_error_ : float
+        Sum of their eigenvalues (scikit-learn's ``reconstruction_error_``).
+    m_eigenvalues_ : ndarray of shape (n_components,)
+        The eigenvalues of M of the embedding's columns, smallest first.
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.swiss_roll(600, random_state=0)
+    >>> est = oose.LocallyLinearEmbedding(n_neighbors=10).fit(X[:500])
+    >>> est.transform(X[500:]).shape
+    (100, 2)
+    """
+
+    _method = "lle"
+
+    def __init__(
+        self, n_components=2, *, n_neighbors=5, reg=1e-3, solver="auto", method="standard"
+    ):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.reg = reg
+        self.solver = solver
+        self.method = method
+
+    def _fitted(self, model):
+        super()._fitted(model)
+        self.m_eigenvalues_ = np.array(
+            [float(v) for v in self.info_["m_eigenvalues"].split(",")]
+        )
+        self.reconstruction_error_ = float(self.info_["reconstruction_error"])
+
+
+class TSNE(_StrategyOption, _Embedding):
+    """t-SNE (maths §12) with scikit-learn's defaults and parameter names, and a
+    ``transform`` that scikit-learn's ``TSNE`` lacks.
+
+    ``fit`` calibrates each point's precision to the perplexity over its
+    ⌊3·perplexity⌋ + 1 nearest neighbours, symmetrises P and minimises KL(P‖Q) with
+    scikit-learn's schedule: PCA initialisation, 250 iterations of early exaggeration
+    (momentum 0.5), then momentum 0.8, with per-coordinate gains. The repulsive forces
+    are summed by FFT-accelerated interpolation (from 10000 points), Barnes–Hut
+    (θ = ``angle``) or exactly. The result is deterministic given ``random_state``,
+    whatever the number of threads.
+
+    ``transform`` places a new point at the geometric median of the positions of its
+    ``transform_neighbors`` nearest training points, weighted by ‖z − xₐ‖⁻⁴. The reference embedding is
+    never changed. Each row is computed on its own (batch or row by row give the same
+    bits), and a training point is returned exactly where ``fit`` put it.
+    ``transform(X, return_diagnostics=True)`` gives ``residual``, the local power
+    function P²(z) ∈ [0, 1] at the training data's scale (0 on training points, near 1
+    away from the data), next to the novelty columns common to every method.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Embedding dimension (1 to 3 with Barnes–Hut).
+    perplexity : float, default=30.0
+        About the number of neighbours each point attends to; below the number of
+        points.
+    early_exaggeration : float, default=12.0
+        Factor on P for the first 250 iterations.
+    learning_rate : float or "auto", default="auto"
+        Step size; ``"auto"`` is max(N / early_exaggeration / 4, 50).
+    max_iter : int, default=1000
+        Iterations in all, the early-exaggeration phase included.
+    angle : float, default=0.5
+        Opening angle θ of Barnes–Hut.
+    method : str, default="auto"
+        ``auto`` (``fft`` from 10000 points when ``n_components`` ≤ 2, else
+        ``barnes-hut``), ``barnes-hut`` (also spelt ``barnes_hut``; ``n_components``
+        ≤ 3), ``fft`` (FFT-accelerated interpolation; ``n_components`` ≤ 2) or ``exact``
+        (O(N²) per iteration).
+    init : str, default="pca"
+        ``pca`` (first component rescaled to standard deviation 1e-4) or ``random``.
+    random_state : int, default=0
+        Seed of the random initialisation.
+    transform_neighbors : int, default=5
+        Training neighbours a new point is placed from.
+    neighbors : str, default="auto"
+        The kNN graph of P: ``exact``, ``approximate`` (NN-descent; ``info_["knn_recall"]``
+        is its recall on 500 sampled points) or ``auto`` (approximate from 100000 points
+        in more than 16 dimensions).
+    transform_search : str, default="auto"
+        How ``transform`` finds a new point's nearest training points: ``exact``,
+        ``approximate`` (a walk on the kNN graph; a training point is still found
+        exactly, so the extension stays exact on training points) or ``auto``
+        (approximate from 20000 training points in more than 16 dimensions).
+    strategy : str, default="interpolation"
+        How ``transform`` places new points: ``interpolation`` (the weighted median of
+        the neighbours' positions; microseconds per point, exact on training points) or
+        ``optimize``
+        (openTSNE's transform made sample-wise: each point's own KL divergence against
+        the fixed reference, 250 steps from its interpolation; the diagnostics add
+        ``kl``).
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n_samples, n_components)
+        The t-SNE embedding of the training points.
+    kl_divergence_ : float
+        KL(P‖Q) at the end.
+    learning_rate_ : float
+        The learning rate used (``"auto"`` resolved).
+    n_iter_ : int
+        Iterations run (all ``max_iter``: there is no early stop).
+    knn_recall_ : float
+        Recall of the kNN graph of P against the exact neighbours, measured on 500
+        sampled points (1.0 when the graph is exact).
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.three_d_clusters(300, random_state=0)
+    >>> est = oose.TSNE(perplexity=20, max_iter=300).fit(X[:250])
+    >>> est.transform(X[250:]).shape
+    (50, 2)
+    """
+
+    _method = "tsne"
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        perplexity=30.0,
+        early_exaggeration=12.0,
+        learning_rate="auto",
+        max_iter=1000,
+        angle=0.5,
+        method="auto",
+        init="pca",
+        random_state=0,
+        transform_neighbors=5,
+        neighbors="auto",
+        transform_search="auto",
+        strategy="interpolation",
+    ):
+        self.n_components = n_components
+        self.perplexity = perplexity
+        self.early_exaggeration = early_exaggeration
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.angle = angle
+        self.method = method
+        self.init = init
+        self.random_state = random_state
+        self.transform_neighbors = transform_neighbors
+        self.neighbors = neighbors
+        self.transform_search = transform_search
+        self.strategy = strategy
+
+    def _fitted(self, model):
+        super()._fitted(model)
+        self.kl_divergence_ = float(self.info_["kl_divergence"])
+        self.learning_rate_ = float(self.info_["learning_rate_used"])
+        self.n_iter_ = int(self.info_["iterations"])
+        self.knn_recall_ = float(self.info_["knn_recall"])

@@ -1,0 +1,212 @@
+//! Approximate nearest training points of new points by a walk on the training kNN
+//! graph (maths §6): from the nearest of a fixed sample of seed points, best-first
+//! through the graph's edges (both directions), keeping the `ef` best points met, until
+//! the nearest unexpanded point is farther than the worst kept. A new point that
+//! equals a training point bit for bit is found by a hash lookup, so training points
+//! always get themselves at distance 0 (the extensions stay exact on them). Each row is
+//! searched on its own from the same seeds: sample-wise and deterministic.
+
+use super::descent::sq;
+use super::Neighbours;
+use crate::rng::Rng;
+use faer::MatRef;
+use rayon::prelude::*;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+/// Seed points every search starts from.
+const SEEDS: usize = 64;
+/// Points kept during a search (at least k).
+const EF: usize = 32;
+
+/// A candidate by (squared distance, index), as in the exact search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cand(f64, u32);
+impl Eq for Cand {}
+impl PartialOrd for Cand {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Cand {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0).then(self.1.cmp(&o.1))
+    }
+}
+
+/// The search structure over the rows of a training matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphIndex {
+    /// Training points, row-major.
+    x: Vec<f64>,
+    width: usize,
+    offsets: Vec<usize>,
+    adjacent: Vec<u32>,
+    seeds: Vec<u32>,
+    /// Hash of a row's bits → the rows with that hash.
+    rows: HashMap<u64, Vec<u32>>,
+}
+
+fn row_hash(r: impl Iterator<Item = f64>) -> u64 {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for v in r {
+        h ^= v.to_bits();
+        h = h.wrapping_mul(0x0000_0100_0000_01B3).rotate_left(29);
+    }
+    h
+}
+
+impl GraphIndex {
+    /// The index of the rows of `x` over the kNN lists `graph` (row i's neighbours;
+    /// indices < N), with its seeds drawn by `seed`.
+    pub fn new(x: MatRef<'_, f64>, graph: &[Vec<usize>], seed: u64) -> GraphIndex {
+        let (n, w) = (x.nrows(), x.ncols());
+        let mut adj: Vec<Vec<u32>> = graph
+            .iter()
+            .map(|r| r.iter().map(|&j| j as u32).collect())
+            .collect();
+        for (i, r) in graph.iter().enumerate() {
+            for &j in r {
+                adj[j].push(i as u32);
+            }
+        }
+        let mut offsets = vec![0];
+        let mut adjacent = Vec::new();
+        for a in adj.iter_mut() {
+            a.sort_unstable();
+            a.dedup();
+            adjacent.extend_from_slice(a);
+            offsets.push(adjacent.len());
+        }
+        let mut seeds: Vec<u32> = Rng::new(seed)
+            .sample_indices(n, SEEDS.min(n))
+            .into_iter()
+            .map(|i| i as u32)
+            .collect();
+        seeds.sort_unstable();
+        let mut rows: HashMap<u64, Vec<u32>> = HashMap::new();
+        for i in 0..n {
+            rows.entry(row_hash((0..w).map(|c| x[(i, c)])))
+                .or_default()
+                .push(i as u32);
+        }
+        GraphIndex {
+            x: (0..n * w).map(|t| x[(t / w, t % w)]).collect(),
+            width: w,
+            offsets,
+            adjacent,
+            seeds,
+            rows,
+        }
+    }
+
+    fn point(&self, i: u32) -> &[f64] {
+        let i = i as usize;
+        &self.x[i * self.width..(i + 1) * self.width]
+    }
+
+    /// The (approximate) k nearest training points of every row of `queries`: indices
+    /// and Euclidean distances, nearest first.
+    pub fn search(&self, queries: MatRef<'_, f64>, k: usize) -> Neighbours {
+        let n = self.offsets.len() - 1;
+        let w = self.width;
+        let k = k.min(n);
+        // Blocks of 256 rows: each block allocates its visit stamps once.
+        (0..queries.nrows())
+            .into_par_iter()
+            .with_min_len(256)
+            .map_init(
+                || (vec![0u32; n], 0u32),
+                |(stamp, round), q| {
+                    let z: Vec<f64> = (0..w).map(|c| queries[(q, c)]).collect();
+                    self.one(&z, k, stamp, round)
+                },
+            )
+            .unzip()
+    }
+
+    fn one(
+        &self,
+        z: &[f64],
+        k: usize,
+        stamp: &mut [u32],
+        round: &mut u32,
+    ) -> (Vec<usize>, Vec<f64>) {
+        *round = round.wrapping_add(1);
+        if *round == 0 {
+            stamp.iter_mut().for_each(|s| *s = 0);
+            *round = 1;
+        }
+        let r = *round;
+        let ef = EF.max(k);
+        let mut best: BinaryHeap<Cand> = BinaryHeap::with_capacity(ef + 1);
+        let mut todo: BinaryHeap<Reverse<Cand>> = BinaryHeap::new();
+        let mut visit =
+            |i: u32, best: &mut BinaryHeap<Cand>, todo: &mut BinaryHeap<Reverse<Cand>>| {
+                if stamp[i as usize] == r {
+                    return;
+                }
+                stamp[i as usize] = r;
+                let c = Cand(sq(z, self.point(i)), i);
+                if best.len() < ef || c < *best.peek().expect("non-empty") {
+                    best.push(c);
+                    if best.len() > ef {
+                        best.pop();
+                    }
+                    todo.push(Reverse(c));
+                }
+            };
+        if let Some(same) = self.rows.get(&row_hash(z.iter().copied())) {
+            for &i in same {
+                if self.point(i) == z {
+                    visit(i, &mut best, &mut todo);
+                }
+            }
+        }
+        for &s in &self.seeds {
+            visit(s, &mut best, &mut todo);
+        }
+        while let Some(Reverse(c)) = todo.pop() {
+            if best.len() >= ef && c > *best.peek().expect("non-empty") {
+                break;
+            }
+            let i = c.1 as usize;
+            for &j in &self.adjacent[self.offsets[i]..self.offsets[i + 1]] {
+                visit(j, &mut best, &mut todo);
+            }
+        }
+        let mut v = best.into_sorted_vec();
+        v.truncate(k);
+        (
+            v.iter().map(|c| c.1 as usize).collect(),
+            v.iter().map(|c| c.0.sqrt()).collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neighbors::{knn_brute, recall};
+    use faer::Mat;
+
+    #[test]
+    fn the_walk_finds_almost_all_neighbours_and_training_points_exactly() {
+        let mut rng = Rng::new(3);
+        let x = Mat::from_fn(4000, 20, |i, _| 3.0 * (i % 9) as f64 + rng.normal());
+        let q = Mat::from_fn(500, 20, |i, _| 3.0 * (i % 9) as f64 + rng.normal());
+        let (graph, _) = knn_brute(x.as_ref(), x.as_ref(), 15, true);
+        let index = GraphIndex::new(x.as_ref(), &graph, 0);
+        let (approx, _) = index.search(q.as_ref(), 10);
+        let (exact, _) = knn_brute(q.as_ref(), x.as_ref(), 10, false);
+        let r = recall(&approx, &exact);
+        assert!(r > 0.98, "recall {r}");
+        let (own, d) = index.search(x.as_ref().subrows(100, 50), 5);
+        for (i, (o, d)) in own.iter().zip(&d).enumerate() {
+            assert_eq!((o[0], d[0]), (100 + i, 0.0));
+        }
+        // Row by row as in a batch.
+        let one = index.search(q.as_ref().subrows(7, 1), 10);
+        assert_eq!(one.0[0], approx[7]);
+    }
+}
