@@ -11,24 +11,27 @@
 //!   training points, sample-wise, and comes with the local power function as a
 //!   per-point reliability.
 //! - `transform`: the `optimize` extension (openTSNE's transform, sample-wise).
+//! - `fft`: the repulsive forces by FFT-accelerated interpolation.
+//! - `params`: the gradient and initialisation choices, parameter specs, `Method`.
 
 mod affinities;
 mod fft;
 mod gradient;
 mod local;
 mod optimise;
+mod params;
 mod transform;
+
+pub use params::{TsneGradient, TsneInit};
 
 use crate::error::{Error, Result};
 use crate::extend::{Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
-use crate::model::method::{
-    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
-};
-use crate::model::params::{join, Kind, Named, ParamSpec, Values, NO_PARAMS};
-use crate::model::specs::{fmt_list, N_COMPONENTS, SEED};
+use crate::model::method::{no_such_option, ExtendOptions, Fitted, Method};
+use crate::model::params::Named;
+use crate::model::specs::fmt_list;
 use crate::neighbors::{knn, knn_graph, GraphIndex, GraphMethod, Neighbours};
 use crate::validate;
 use faer::MatRef;
@@ -79,88 +82,6 @@ pub fn joint_probabilities(
                 .collect()
         })
         .collect())
-}
-
-/// How the repulsive forces are summed during the fit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum TsneGradient {
-    /// Barnes–Hut on a 2^d-tree (d ≤ 3), opening angle `angle`.
-    BarnesHut,
-    /// The exact O(N²) sum (the reference; small N).
-    Exact,
-    /// FFT-accelerated interpolation (d ≤ 2; Linderman et al. 2019).
-    Fft,
-    /// FFT for N ≥ 10000 points and d ≤ 2, else Barnes–Hut (d ≤ 3: above, name `exact`).
-    #[default]
-    Auto,
-}
-
-impl TsneGradient {
-    /// What `Auto` means for `n` points in `d` dimensions (other choices as they are).
-    ///
-    /// ```
-    /// use oose::methods::tsne::TsneGradient;
-    /// assert_eq!(TsneGradient::Auto.resolve(60000, 2), TsneGradient::Fft);
-    /// assert_eq!(TsneGradient::Auto.resolve(5000, 2), TsneGradient::BarnesHut);
-    /// assert_eq!(TsneGradient::Exact.resolve(60000, 2), TsneGradient::Exact);
-    /// ```
-    pub fn resolve(self, n: usize, d: usize) -> TsneGradient {
-        match self {
-            TsneGradient::Auto if n >= 10_000 && d <= 2 => TsneGradient::Fft,
-            TsneGradient::Auto => TsneGradient::BarnesHut,
-            other => other,
-        }
-    }
-}
-
-impl Named for TsneGradient {
-    fn name(&self) -> &'static str {
-        match self {
-            TsneGradient::BarnesHut => "barnes-hut",
-            TsneGradient::Exact => "exact",
-            TsneGradient::Fft => "fft",
-            TsneGradient::Auto => "auto",
-        }
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "method",
-            s,
-            &[
-                ("barnes-hut", TsneGradient::BarnesHut),
-                ("barnes_hut", TsneGradient::BarnesHut),
-                ("exact", TsneGradient::Exact),
-                ("fft", TsneGradient::Fft),
-                ("auto", TsneGradient::Auto),
-            ],
-        )
-    }
-}
-
-/// The starting embedding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum TsneInit {
-    /// Principal components, rescaled so that the first has standard deviation 1e-4.
-    #[default]
-    Pca,
-    /// Gaussian with standard deviation 1e-4, from the seed.
-    Random,
-}
-
-impl Named for TsneInit {
-    fn name(&self) -> &'static str {
-        match self {
-            TsneInit::Pca => "pca",
-            TsneInit::Random => "random",
-        }
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "init",
-            s,
-            &[("pca", TsneInit::Pca), ("random", TsneInit::Random)],
-        )
-    }
 }
 
 /// t-SNE (maths §12), with scikit-learn's defaults.
@@ -563,135 +484,6 @@ impl OutOfSample for FittedTsne {
 
     fn input_width(&self) -> usize {
         self.x.ncols()
-    }
-}
-
-const PERPLEXITY: ParamSpec = ParamSpec::new(
-    "perplexity",
-    "perplexity",
-    Kind::Float,
-    "Perplexity: about the number of neighbours each point attends to.",
-);
-const EXAGGERATION: ParamSpec = ParamSpec::new(
-    "early_exaggeration",
-    "early-exaggeration",
-    Kind::Float,
-    "Factor on P during the first 250 iterations.",
-);
-const LEARNING_RATE: ParamSpec = ParamSpec::new(
-    "learning_rate",
-    "learning-rate",
-    Kind::FloatOrName(&["auto"]),
-    "Step size (`auto`: max(N / early_exaggeration / 4, 50)).",
-)
-.optional();
-const MAX_ITER: ParamSpec = ParamSpec::new(
-    "max_iter",
-    "max-iter",
-    Kind::Int,
-    "Iterations in all, the early-exaggeration phase included.",
-);
-const ANGLE: ParamSpec = ParamSpec::new(
-    "angle",
-    "angle",
-    Kind::Float,
-    "Opening angle θ of Barnes–Hut.",
-);
-const GRADIENT: ParamSpec = ParamSpec::new(
-    "method",
-    "method",
-    Kind::Choice(&["auto", "barnes-hut", "fft", "exact"]),
-    "How the repulsive forces are summed: auto (fft from 10000 points when d ≤ 2, else \
-     barnes-hut), barnes-hut (d ≤ 3), fft (d ≤ 2) or exact (O(N²)).",
-);
-const INIT: ParamSpec = ParamSpec::new(
-    "init",
-    "init",
-    Kind::Choice(&["pca", "random"]),
-    "Starting embedding: pca (rescaled to standard deviation 1e-4) or random.",
-);
-const NEIGHBORS: ParamSpec = ParamSpec::new(
-    "neighbors",
-    "neighbors",
-    Kind::Choice(&["auto", "exact", "approximate"]),
-    "The kNN graph of P: exact, approximate (NN-descent; its recall on a sample is in \
-     the model info) or auto (approximate from 100000 points in more than 16 dimensions).",
-);
-const TRANSFORM_SEARCH: ParamSpec = ParamSpec::new(
-    "transform_search",
-    "transform-search",
-    Kind::Choice(&["auto", "exact", "approximate"]),
-    "How new points' nearest training points are found: exact, approximate (a walk on \
-     the kNN graph; training points still found exactly) or auto (approximate from 20000 \
-     training points in more than 16 dimensions).",
-);
-const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
-    "transform_neighbors",
-    "transform-neighbors",
-    Kind::Int,
-    "Training neighbours a new point is placed from (their weighted median).",
-);
-
-impl Method for Tsne {
-    type Fitted = FittedTsne;
-    const NAME: &'static str = "tsne";
-    const ABOUT: &'static str =
-        "t-SNE with a weighted-median extension, exact on training points (maths §12)";
-
-    const SPECS: &'static [ParamSpec] = &join::<12>(&[
-        NO_PARAMS,
-        &[
-            N_COMPONENTS,
-            PERPLEXITY,
-            EXAGGERATION,
-            LEARNING_RATE,
-            MAX_ITER,
-            ANGLE,
-            GRADIENT,
-            INIT,
-            SEED,
-            TRANSFORM_NEIGHBORS,
-            NEIGHBORS,
-            TRANSFORM_SEARCH,
-        ],
-    ]);
-
-    crate::params_as_data!(Tsne {
-        n_components,
-        perplexity,
-        early_exaggeration,
-        learning_rate,
-        max_iter,
-        angle,
-        method,
-        init,
-        seed,
-        transform_neighbors,
-        neighbors,
-        transform_search
-    });
-
-    fn configurations() -> Vec<Configuration> {
-        vec![
-            Configuration::exact(
-                "barnes-hut",
-                Values::new()
-                    .with("perplexity", 10.0)
-                    .with("max_iter", 300usize),
-            ),
-            Configuration::exact(
-                "exact-random-init",
-                Values::new()
-                    .with("perplexity", 5.0)
-                    .with("max_iter", 260usize)
-                    .with("method", "exact")
-                    .with("init", "random"),
-            ),
-        ]
-    }
-
-    fn fit_input(&self, input: Input<'_>) -> Result<FittedTsne> {
-        points_only(input, Self::NAME, |x| self.fit(x))
     }
 }
 
