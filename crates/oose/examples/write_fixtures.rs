@@ -24,6 +24,7 @@ use oose::methods::mds::{ClassicalMds, Proximity};
 use oose::methods::pca::Pca;
 use oose::methods::spectral_clustering::SpectralClustering;
 use oose::methods::tsne::Tsne;
+use oose::methods::umap::Umap;
 use oose::methods::OutOfSample;
 use oose::model::{FittedMethod, Model};
 use std::fmt::Write as _;
@@ -468,6 +469,20 @@ fn fixtures() -> Vec<Fixture> {
             Tsne {
                 perplexity: 10.0,
                 max_iter: 300,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            false,
+        ),
+        // Added with the method (0.5.0), by the code of its first commit.
+        fix(
+            "umap",
+            Umap {
+                n_neighbors: 8,
+                n_epochs: Some(60),
                 ..Default::default()
             }
             .fit(x)

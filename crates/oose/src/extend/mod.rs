@@ -4,6 +4,7 @@
 //! parallel (rayon). Rows are independent, so the result does not depend on the
 //! chunking (the extension is sample-wise, DESIGN.md).
 
+pub(crate) mod local;
 pub(crate) mod projection;
 pub mod restricted;
 
@@ -49,10 +50,12 @@ pub enum Strategy {
     /// The global minimiser of 2||Xy − b||² + (yᵀy − β)² (Trosset–Priebe), one object
     /// at a time (the MDS family and kernel PCA).
     Restricted,
-    /// t-SNE's default: inverse-distance weighting of the embedding (maths §12).
+    /// t-SNE's and UMAP's default: the weighted geometric median of the nearest training
+    /// points' positions (maths §12, §13).
     Interpolation,
-    /// t-SNE: each new point's own KL divergence against the fixed reference,
-    /// minimised from its interpolation (maths §12).
+    /// t-SNE: each new point's own KL divergence against the fixed reference, minimised
+    /// from its interpolation (maths §12); UMAP: umap-learn's transform, the SGD moving
+    /// the new point only (maths §13).
     Optimize,
 }
 

@@ -11,6 +11,7 @@ pub mod mds;
 pub mod pca;
 pub mod spectral_clustering;
 pub mod tsne;
+pub mod umap;
 
 use crate::error::Result;
 use crate::extend::Extension;

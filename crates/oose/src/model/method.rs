@@ -195,7 +195,7 @@ pub(crate) fn no_such_option(method: &str, option: &'static str) -> String {
              landmark-mds, isomap, kpca), not {method}"
         ),
         "interpolation" | "optimize" => {
-            format!("the {option} strategy is t-SNE's, not {method}'s (use projection)")
+            format!("the {option} strategy is t-SNE's and UMAP's, not {method}'s (use projection)")
         }
         "density" => format!("density at extension applies only to dmaps models, not {method}"),
         "on_isolated" => {
@@ -282,6 +282,13 @@ pub trait Fitted: OutOfSample {
 
     /// Restricted and joint reconstruction, where the method has them.
     fn inner_product(&self) -> Option<&dyn InnerProduct> {
+        None
+    }
+
+    /// The inverse transform: embedding coordinates (rows of `embedded`) back to the
+    /// input space, each with its power function as `residual` — where the method has
+    /// one (`None` otherwise).
+    fn inverse(&self, _embedded: MatRef<'_, f64>) -> Option<Result<Extension>> {
         None
     }
 

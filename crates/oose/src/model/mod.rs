@@ -113,6 +113,8 @@ registry! {
     Lle(crate::methods::lle::FittedLle) = crate::methods::lle::LocallyLinearEmbedding;
     /// t-SNE.
     Tsne(crate::methods::tsne::FittedTsne) = crate::methods::tsne::Tsne;
+    /// UMAP.
+    Umap(crate::methods::umap::FittedUmap) = crate::methods::umap::Umap;
 }
 
 /// A fitted model: the fitted method and the novelty score fitted with it (maths §18).
@@ -397,6 +399,17 @@ impl Model {
                 ..Default::default()
             },
         )
+    }
+
+    /// The inverse transform (UMAP, maths §13): embedding coordinates back to the input
+    /// space, with the power function per point as `residual`.
+    pub fn inverse_transform(&self, embedded: MatRef<'_, f64>) -> Result<Extension> {
+        self.fitted().inverse(embedded).unwrap_or_else(|| {
+            Err(Error::Unsupported(format!(
+                "an inverse transform is available for umap models, not {}",
+                self.method()
+            )))
+        })
     }
 
     fn inner_product(&self, what: &str) -> Result<&dyn InnerProduct> {

@@ -367,6 +367,22 @@ impl Param for Option<f64> {
     }
 }
 
+impl Param for Option<usize> {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        out.push((name, self.map_or(Value::None, |k| Value::Int(k as u64))));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        match v.opt_f64(name, default.map(|k| k as f64))? {
+            None => Ok(None),
+            Some(f) if f >= 0.0 && f.fract() == 0.0 && f < u32::MAX as f64 => Ok(Some(f as usize)),
+            Some(f) => Err(Error::param(
+                name,
+                format!("expected a non-negative integer, got {f}"),
+            )),
+        }
+    }
+}
+
 impl Param for Option<bool> {
     fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
         out.push((name, self.map_or(Value::None, Value::Bool)));

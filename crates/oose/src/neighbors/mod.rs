@@ -13,7 +13,8 @@ mod search;
 pub use brute::knn_brute;
 pub use descent::{knn_descent, recall, Descent};
 pub use graph::{knn_graph, GraphMethod, KnnGraph, APPROXIMATE_FROM, APPROXIMATE_QUERIES_FROM};
-pub use search::GraphIndex;
+pub(crate) use search::row_hash;
+pub use search::{GraphIndex, TrainingSearch, SEARCH_DEGREE};
 
 use faer::MatRef;
 use rayon::prelude::*;

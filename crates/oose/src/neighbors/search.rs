@@ -7,12 +7,14 @@
 //! searched on its own from the same seeds: sample-wise and deterministic.
 
 use super::descent::sq;
-use super::Neighbours;
+use super::{GraphMethod, Neighbours};
 use crate::rng::Rng;
 use faer::MatRef;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::sync::OnceLock;
 
 /// Seed points every search starts from.
 const SEEDS: usize = 64;
@@ -47,7 +49,7 @@ pub struct GraphIndex {
     rows: HashMap<u64, Vec<u32>>,
 }
 
-fn row_hash(r: impl Iterator<Item = f64>) -> u64 {
+pub(crate) fn row_hash(r: impl Iterator<Item = f64>) -> u64 {
     let mut h: u64 = 0xCBF2_9CE4_8422_2325;
     for v in r {
         h ^= v.to_bits();
@@ -181,6 +183,107 @@ impl GraphIndex {
             v.iter().map(|c| c.1 as usize).collect(),
             v.iter().map(|c| c.0.sqrt()).collect(),
         )
+    }
+}
+
+/// Neighbours per training point a [`TrainingSearch`] keeps for its walk.
+pub const SEARCH_DEGREE: usize = 15;
+
+/// The search for new points' nearest training points that a fitted model keeps: exact,
+/// or a walk on its training kNN graph (the first [`SEARCH_DEGREE`] neighbours of each
+/// point). Only the graph's lists are stored; the walk's index is built on first use.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrainingSearch {
+    /// The first neighbours of every training point, row after row (empty: exact).
+    graph: Vec<u32>,
+    #[serde(skip)]
+    index: IndexCache,
+}
+
+/// A cache that is no part of a model's value: equal to any other, cloned empty.
+#[derive(Debug, Default)]
+struct IndexCache(OnceLock<GraphIndex>);
+
+impl PartialEq for IndexCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Clone for IndexCache {
+    fn clone(&self) -> Self {
+        IndexCache::default()
+    }
+}
+
+impl TrainingSearch {
+    /// Exact search when `method` resolves to exact for `n` training points in `dim`
+    /// dimensions (`GraphMethod::resolve_queries`), else a walk on `graph` (each
+    /// training point's neighbours, nearest first).
+    pub fn new(method: GraphMethod, n: usize, dim: usize, graph: &[Vec<usize>]) -> Self {
+        if method.resolve_queries(n, dim) != GraphMethod::Approximate {
+            return TrainingSearch::default();
+        }
+        let g = graph
+            .iter()
+            .map(Vec::len)
+            .min()
+            .unwrap_or(0)
+            .min(SEARCH_DEGREE);
+        TrainingSearch {
+            graph: graph
+                .iter()
+                .flat_map(|r| r[..g].iter().map(|&j| j as u32))
+                .collect(),
+            index: IndexCache::default(),
+        }
+    }
+
+    /// Whether new points are searched exactly.
+    pub fn is_exact(&self) -> bool {
+        self.graph.is_empty()
+    }
+
+    /// `exact` or `approximate`.
+    pub fn name(&self) -> &'static str {
+        if self.is_exact() {
+            "exact"
+        } else {
+            "approximate"
+        }
+    }
+
+    /// The k nearest rows of `x` (the training points) for every row of `new`; `seed`
+    /// draws the walk's starting points.
+    pub fn search(
+        &self,
+        x: MatRef<'_, f64>,
+        new: MatRef<'_, f64>,
+        k: usize,
+        seed: u64,
+    ) -> Neighbours {
+        if self.is_exact() {
+            return super::knn(new, x, k, false);
+        }
+        let index = self.index.0.get_or_init(|| {
+            let g = self.graph.len() / x.nrows();
+            let lists: Vec<Vec<usize>> = self
+                .graph
+                .chunks_exact(g)
+                .map(|r| r.iter().map(|&j| j as usize).collect())
+                .collect();
+            GraphIndex::new(x, &lists, seed)
+        });
+        index.search(new, k)
+    }
+
+    /// Whether the stored lists fit `n` training points.
+    pub fn is_consistent(&self, n: usize) -> bool {
+        self.graph.is_empty()
+            || (n > 0
+                && self.graph.len() % n == 0
+                && self.graph.len() >= n
+                && self.graph.iter().all(|&j| (j as usize) < n))
     }
 }
 

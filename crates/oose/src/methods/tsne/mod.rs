@@ -6,10 +6,10 @@
 //!   interpolation.
 //! - `optimise`: scikit-learn's schedule (PCA initialisation, early exaggeration,
 //!   momentum, gains, learning rate `auto`).
-//! - `local`: the extension. A new point is placed at the inverse-distance weighted
-//!   geometric median of its nearest training points' positions. It is exact on the
-//!   training points, sample-wise, and comes with the local power function as a
-//!   per-point reliability.
+//! - the `interpolation` extension (`crate::extend::local`, shared with UMAP): a new
+//!   point is placed at the inverse-distance weighted geometric median of its nearest
+//!   training points' positions. It is exact on the training points, sample-wise, and
+//!   comes with the local power function as a per-point reliability.
 //! - `transform`: the `optimize` extension (openTSNE's transform, sample-wise).
 //! - `fft`: the repulsive forces by FFT-accelerated interpolation.
 //! - `params`: the gradient and initialisation choices, parameter specs, `Method`.
@@ -17,7 +17,6 @@
 mod affinities;
 mod fft;
 mod gradient;
-mod local;
 mod optimise;
 mod params;
 mod transform;
@@ -25,18 +24,17 @@ mod transform;
 pub use params::{TsneGradient, TsneInit};
 
 use crate::error::{Error, Result};
-use crate::extend::{Extension, Strategy};
+use crate::extend::{local, Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{no_such_option, ExtendOptions, Fitted, Method};
 use crate::model::params::Named;
 use crate::model::specs::fmt_list;
-use crate::neighbors::{knn, knn_graph, GraphIndex, GraphMethod, Neighbours};
+use crate::neighbors::{knn, knn_graph, GraphMethod, Neighbours, TrainingSearch};
 use crate::validate;
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
 
 /// The joint probabilities P of t-SNE (maths §12) from each point's neighbours `idx[i]`
 /// and squared distances `sq[i]`: row i of P as `(column, value)` pairs sorted by column.
@@ -306,18 +304,7 @@ impl Tsne {
         } else {
             local::training_scale(&knn(x, x, kt, true).1, kt)
         };
-        let search_graph =
-            if self.transform_search.resolve_queries(n, x.ncols()) == GraphMethod::Approximate {
-                let g = SEARCH_DEGREE.min(k);
-                graph
-                    .neighbours
-                    .0
-                    .iter()
-                    .flat_map(|r| r[..g].iter().map(|&j| j as u32))
-                    .collect()
-            } else {
-                Vec::new()
-            };
+        let search = TrainingSearch::new(self.transform_search, n, x.ncols(), &graph.neighbours.0);
         let fit = optimise::run(self, x, &p)?;
         Ok(FittedTsne {
             params: self.clone(),
@@ -329,8 +316,7 @@ impl Tsne {
             reliability_epsilon,
             graph: graph.method,
             graph_recall: graph.recall,
-            search_graph,
-            index: IndexCache::default(),
+            search,
         })
     }
 }
@@ -353,32 +339,9 @@ pub struct FittedTsne {
     graph: GraphMethod,
     /// Its recall on a sample against the exact neighbours (1 for the exact graph).
     graph_recall: f64,
-    /// For approximate transform queries: the first `SEARCH_DEGREE` neighbours of every
-    /// training point, row after row (empty for exact queries).
-    search_graph: Vec<u32>,
-    /// The walk's index, built from `search_graph` on first use.
-    #[serde(skip)]
-    index: IndexCache,
+    /// How new points' nearest training points are found.
+    search: TrainingSearch,
 }
-
-/// A cache that is no part of a model's value: equal to any other, cloned empty.
-#[derive(Debug, Default)]
-struct IndexCache(OnceLock<GraphIndex>);
-
-impl PartialEq for IndexCache {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Clone for IndexCache {
-    fn clone(&self) -> Self {
-        IndexCache::default()
-    }
-}
-
-/// Neighbours per training point kept for the transform's graph walk.
-const SEARCH_DEGREE: usize = 15;
 
 impl FittedTsne {
     /// Parameters as given.
@@ -400,20 +363,7 @@ impl FittedTsne {
     /// The k nearest training points of the rows of `new`: exact, or by a walk on the
     /// kNN graph (`transform_search`).
     fn search(&self, new: MatRef<'_, f64>, k: usize) -> Neighbours {
-        if self.search_graph.is_empty() {
-            return knn(new, self.x.view(), k, false);
-        }
-        let index = self.index.0.get_or_init(|| {
-            let n = self.x.nrows();
-            let g = self.search_graph.len() / n;
-            let lists: Vec<Vec<usize>> = self
-                .search_graph
-                .chunks_exact(g)
-                .map(|r| r.iter().map(|&j| j as usize).collect())
-                .collect();
-            GraphIndex::new(self.x.view(), &lists, self.params.seed)
-        });
-        index.search(new, k)
+        self.search.search(self.x.view(), new, k, self.params.seed)
     }
 
     /// The training neighbours a strategy needs per new point.
@@ -459,10 +409,7 @@ impl FittedTsne {
         self.embedding.is_shape(n, self.params.n_components)
             && self.reliability_epsilon > 0.0
             && (0.0..=1.0).contains(&self.graph_recall)
-            && (self.search_graph.is_empty()
-                || (self.search_graph.len() % n == 0
-                    && self.search_graph.len() / n >= 1
-                    && self.search_graph.iter().all(|&j| (j as usize) < n)))
+            && self.search.is_consistent(n)
             && self.params.transform_neighbors >= 1
             && self.params.transform_neighbors <= n
     }
@@ -536,12 +483,7 @@ impl Fitted for FittedTsne {
         v.push(("tsne_neighbors".into(), self.n_neighbors.to_string()));
         v.push(("knn_graph".into(), self.graph.name().into()));
         v.push(("knn_recall".into(), format!("{:?}", self.graph_recall)));
-        let search = if self.search_graph.is_empty() {
-            "exact"
-        } else {
-            "approximate"
-        };
-        v.push(("transform_search".into(), search.into()));
+        v.push(("transform_search".into(), self.search.name().into()));
         let gradient = self
             .params
             .method

@@ -1,6 +1,7 @@
-//! The t-SNE extension (maths §12, `interpolation`): a new point z is placed at the
-//! weighted geometric median of the embedding positions of its k nearest training
-//! points, with inverse-distance weights (Shepard):
+//! The extension shared by the neighbour embeddings (t-SNE maths §12, UMAP §13),
+//! `interpolation`: a new point z is placed at the weighted geometric median of the
+//! embedding positions of its k nearest training points, with inverse-distance weights
+//! (Shepard):
 //!
 //!   y(z) = argmin_y Σₐ wₐ ‖y − yₐ‖,  wₐ = ‖z − xₐ‖⁻⁴,
 //!
@@ -18,6 +19,10 @@
 //! P²(z) = 1 − k₀ᵀK₀⁻¹k₀ ∈ [0, 1] for the Gaussian kernel exp(−r²/ε₀) on the k
 //! neighbours. It is 0 on training points, small between nearby training points and
 //! tends to 1 away from the data, where the neighbours no longer determine z.
+//!
+//! [`preimage`] goes the other way (UMAP's inverse transform, maths §13): embedding
+//! coordinates back to the input space by local kernel interpolation with a constant
+//! tail on the k nearest training embedding points.
 
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::small::{cholesky_in_place, cholesky_solve};
@@ -162,12 +167,20 @@ fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
 }
 
 /// The power function 1 − k_zᵀK⁻¹k_z of the Gaussian kernel exp(−r²/ε) on the neighbours.
-/// K is a Gaussian kernel matrix of distinct points (positive definite); where round-off
-/// makes its Cholesky factorisation fail (nearly coincident neighbours), a jitter of
-/// 1e-10 on the diagonal is added, doubling until it succeeds.
 fn power_function(x: MatRef<'_, f64>, nb: &[usize], ds: &[f64], eps: f64) -> f64 {
-    let k = nb.len();
     let kz: Vec<f64> = ds.iter().map(|v| (-v * v / eps).exp()).collect();
+    let l = gaussian_cholesky(x, nb, eps);
+    let c = cholesky_solve(&l, nb.len(), &kz);
+    let p2 = 1.0 - kz.iter().zip(&c).map(|(a, b)| a * b).sum::<f64>();
+    p2.clamp(0.0, 1.0)
+}
+
+/// The Cholesky factor (row-major, k×k) of the Gaussian kernel matrix exp(−r²/ε) of the
+/// rows `nb` of `x`. K is positive definite for distinct points; where round-off makes
+/// the factorisation fail (nearly coincident neighbours), a jitter of 1e-10 on the
+/// diagonal is added, doubling until it succeeds.
+fn gaussian_cholesky(x: MatRef<'_, f64>, nb: &[usize], eps: f64) -> Vec<f64> {
+    let k = nb.len();
     let mut base = vec![0.0; k * k];
     for a in 0..k {
         for b in 0..a {
@@ -187,9 +200,7 @@ fn power_function(x: MatRef<'_, f64>, nb: &[usize], ds: &[f64], eps: f64) -> f64
             l[a * k + a] += jitter;
         }
         if cholesky_in_place(&mut l, k) {
-            let c = cholesky_solve(&l, k, &kz);
-            let p2 = 1.0 - kz.iter().zip(&c).map(|(a, b)| a * b).sum::<f64>();
-            return p2.clamp(0.0, 1.0);
+            return l;
         }
         jitter = if jitter == 0.0 { 1e-10 } else { jitter * 2.0 };
     }
@@ -204,4 +215,116 @@ pub(crate) fn training_scale(dist: &[Vec<f64>], k: usize) -> f64 {
         .map(|r| r[..k].iter().map(|v| v * v).sum::<f64>() / k as f64)
         .collect();
     crate::kernel::bandwidth::median(&mut m).max(f64::MIN_POSITIVE)
+}
+
+/// Maps the rows of `q` (points in the embedding space of training embedding `y`) back to
+/// the input space of the training points `x`: on each row's k nearest training
+/// embedding points `nbrs`, the Gaussian kernel interpolant exp(−r²/ε) with a constant
+/// tail (maths §8 restricted to the neighbours),
+///
+///   x(q) = Σₐ uₐ(q) xₐ,  [K 1; 1ᵀ 0] [u; μ] = [k(q); 1],
+///
+/// so the weights sum to 1 (constants are reproduced) and a training embedding point
+/// returns its training point exactly. `residual` is the power function of that
+/// interpolation, P²(q) = 1 − 2uᵀk(q) + uᵀKu: 0 on the training embedding, growing away
+/// from it past 1 (not monotonically: far away it settles at 1 + 1/(1ᵀK⁻¹1) > 1). `reconstruction_error` is the distance to the
+/// nearest training embedding point in units of √ε.
+pub(crate) fn preimage(
+    y: MatRef<'_, f64>,
+    x: MatRef<'_, f64>,
+    q: MatRef<'_, f64>,
+    nbrs: &Neighbours,
+    eps: f64,
+) -> Extension {
+    let w = x.ncols();
+    let (idx, dist) = nbrs;
+    by_chunks(q, idx.first().map_or(1, Vec::len), w, |start, part| {
+        let m = part.nrows();
+        let mut coords = Mat::zeros(m, w);
+        let mut power = Vec::with_capacity(m);
+        let mut relative = Vec::with_capacity(m);
+        for r in 0..m {
+            let (nb, ds) = (&idx[start + r], &dist[start + r]);
+            let k = nb.len();
+            let u = if ds[0] == 0.0 {
+                power.push(0.0);
+                let mut u = vec![0.0; k];
+                u[0] = 1.0;
+                u
+            } else {
+                let kq: Vec<f64> = ds.iter().map(|v| (-v * v / eps).exp()).collect();
+                let l = gaussian_cholesky(y, nb, eps);
+                let a = cholesky_solve(&l, k, &kq);
+                let b = cholesky_solve(&l, k, &vec![1.0; k]);
+                let (sa, sb) = (a.iter().sum::<f64>(), b.iter().sum::<f64>());
+                let mu = (sa - 1.0) / sb;
+                let u: Vec<f64> = a.iter().zip(&b).map(|(p, t)| p - mu * t).collect();
+                // uᵀKu = uᵀ(k(q) − μ1) since Ku = k(q) − μ1.
+                let uk: f64 = u.iter().zip(&kq).map(|(p, t)| p * t).sum();
+                let uku = uk - mu * u.iter().sum::<f64>();
+                power.push((1.0 - 2.0 * uk + uku).max(0.0));
+                u
+            };
+            for (&a, ua) in nb.iter().zip(&u) {
+                for c in 0..w {
+                    coords[(r, c)] += ua * x[(a, c)];
+                }
+            }
+            relative.push(ds[0] / eps.sqrt());
+        }
+        Ok(Extension {
+            coordinates: coords,
+            residual: power,
+            reconstruction_error: relative,
+            extra: vec![],
+        })
+    })
+    .expect("the pre-image does not fail")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neighbors::knn;
+
+    #[test]
+    fn the_preimage_returns_training_points_and_its_power_function_grows_away() {
+        let mut rng = crate::rng::Rng::new(5);
+        let y = Mat::from_fn(300, 2, |_, _| rng.normal());
+        // x = a smooth function of y, in 3 dimensions.
+        let x = Mat::from_fn(300, 3, |i, c| match c {
+            0 => y[(i, 0)],
+            1 => y[(i, 1)].sin(),
+            _ => y[(i, 0)] * y[(i, 1)],
+        });
+        let eps = training_scale(&knn(y.as_ref(), y.as_ref(), 8, true).1, 8);
+        let back = |q: MatRef<'_, f64>| {
+            preimage(
+                y.as_ref(),
+                x.as_ref(),
+                q,
+                &knn(q, y.as_ref(), 8, false),
+                eps,
+            )
+        };
+        let on = back(y.as_ref());
+        assert_eq!(on.coordinates, x);
+        assert!(on.residual.iter().all(|&p| p == 0.0));
+        // Between training points: close to the function, small power function.
+        let q = Mat::from_fn(50, 2, |i, c| 0.5 * y[(i, c)] + 0.5 * y[(i + 1, c)]);
+        let mid = back(q.as_ref());
+        for i in 0..50 {
+            let want = q[(i, 0)] * q[(i, 1)];
+            assert!((mid.coordinates[(i, 2)] - want).abs() < 0.25, "row {i}");
+        }
+        // Along a ray leaving the data the power function grows past 1 (with the
+        // constant term it is not monotone: it overshoots, then settles at
+        // 1 + 1/(1ᵀK⁻¹1) once the neighbours stop changing).
+        let ray = Mat::from_fn(6, 2, |i, c| if c == 0 { 1.0 + i as f64 } else { 0.0 });
+        let p = back(ray.as_ref()).residual;
+        assert!(
+            p[0] < 0.2 && p[1] > p[0] && p[2..].iter().all(|&v| v > 1.0),
+            "{p:?}"
+        );
+    }
 }

@@ -1,0 +1,428 @@
+//! UMAP's layout (maths §13): the spectral initialisation (this project's Laplacian
+//! eigenmaps of the fuzzy graph, one component at a time) and the stochastic gradient
+//! descent with negative sampling, for the fit and for one new point (`optimize`).
+//!
+//! Determinism. umap-learn's parallel SGD updates shared positions from several threads
+//! at once (Hogwild), so its result depends on thread timing. Here every epoch reads the
+//! positions as they were when it began and each point moves only itself: point i walks
+//! through its own edges in order, its attractive steps doubled because umap-learn moves
+//! both ends of each of the two directed copies of an edge, and its negative samples
+//! drawn from a generator seeded by (seed, epoch, i). Points are independent within an
+//! epoch, so they run in parallel and the result is the same bits whatever the thread
+//! count.
+
+// Coordinates are indexed across position arrays at once: index loops read plainer.
+#![allow(clippy::needless_range_loop)]
+
+use crate::linalg::eigen::{top_eigen_below_top, Solver, Symmetric};
+use crate::linalg::sparse::SymCsr;
+use crate::rng::Rng;
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+
+/// Every gradient coordinate is clipped to [−CLIP, CLIP].
+const CLIP: f64 = 4.0;
+/// Heads per parallel task.
+const CHUNK: usize = 256;
+
+/// The low-dimensional similarity φ(r) = 1 / (1 + a r^{2b}).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Curve {
+    pub(crate) a: f64,
+    pub(crate) b: f64,
+}
+
+impl Curve {
+    // The coefficients are computed in single precision, as umap-learn's SGD is: the
+    // power and the division were most of the fit's time in double precision (a chain
+    // of dependent latencies), and a relative error of 1e-7 in a stochastic step is far
+    // below its noise. Positions stay in double precision.
+
+    /// The attractive coefficient −2ab d^{2(b−1)} / (1 + a d^{2b}) at d² = `d2` > 0.
+    #[inline]
+    fn attract(&self, d2: f64) -> f64 {
+        let (a, b, d2) = (self.a as f32, self.b as f32, d2 as f32);
+        let p = d2.powf(b);
+        let c = -2.0 * a * b * p / (d2 * (1.0 + a * p));
+        // 0/0 when d² underflows single precision: coincident points do not attract.
+        if c.is_finite() {
+            f64::from(c)
+        } else {
+            0.0
+        }
+    }
+
+    /// The repulsive coefficient 2γb / ((0.001 + d²)(1 + a d^{2b})).
+    #[inline]
+    fn repel(&self, d2: f64, gamma: f64) -> f64 {
+        let (a, b, d2) = (self.a as f32, self.b as f32, d2 as f32);
+        f64::from(2.0 * gamma as f32 * b / ((0.001 + d2) * (1.0 + a * d2.powf(b))))
+    }
+}
+
+fn clip(v: f64) -> f64 {
+    v.clamp(-CLIP, CLIP)
+}
+
+fn sq(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(p, q)| (p - q) * (p - q)).sum()
+}
+
+/// The SGD's settings.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sgd {
+    pub(crate) curve: Curve,
+    pub(crate) epochs: usize,
+    pub(crate) learning_rate: f64,
+    pub(crate) negative_sample_rate: f64,
+    pub(crate) repulsion: f64,
+    pub(crate) seed: u64,
+}
+
+/// A generator for one (seed, a, b) triple: SplitMix-style mixing so that nearby
+/// triples give unrelated streams.
+pub(crate) fn stream(seed: u64, a: u64, b: u64) -> Rng {
+    let mut h = seed ^ 0x5851_F42D_4C95_7F2D;
+    for v in [a, b] {
+        h = (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 29;
+    }
+    Rng::new(h)
+}
+
+/// Moves the rows of `y` (n×d, row-major) along the fuzzy graph `w` (edges below
+/// max/epochs already dropped) for `sgd.epochs` epochs; `report(epoch)` after each.
+pub(crate) fn optimise(y: &mut [f64], d: usize, w: &SymCsr, sgd: &Sgd, report: &dyn Fn(usize)) {
+    let n = w.n();
+    let max = w.vals.iter().copied().fold(0.0, f64::max);
+    if n == 0 || max <= 0.0 {
+        return;
+    }
+    let per_sample: Vec<f64> = w.vals.iter().map(|&v| max / v).collect();
+    let per_negative: Vec<f64> = per_sample
+        .iter()
+        .map(|e| e / sgd.negative_sample_rate)
+        .collect();
+    let mut next = per_sample.clone();
+    let mut next_negative = per_negative.clone();
+    // Chunk c covers heads CHUNK·c.. and their edges.
+    let starts: Vec<usize> = (0..n).step_by(CHUNK).collect();
+    for epoch in 0..sgd.epochs {
+        let alpha = sgd.learning_rate * (1.0 - epoch as f64 / sgd.epochs as f64);
+        let before = y.to_vec();
+        let mut edge_parts = Vec::with_capacity(starts.len());
+        let (mut rest_next, mut rest_neg) = (&mut next[..], &mut next_negative[..]);
+        for (c, &s) in starts.iter().enumerate() {
+            let end = starts.get(c + 1).copied().unwrap_or(n);
+            let len = w.offsets[end] - w.offsets[s];
+            let (a, r1) = rest_next.split_at_mut(len);
+            let (b, r2) = rest_neg.split_at_mut(len);
+            edge_parts.push((a, b));
+            rest_next = r1;
+            rest_neg = r2;
+        }
+        y.par_chunks_mut(CHUNK * d)
+            .zip(edge_parts.into_par_iter())
+            .enumerate()
+            .for_each(|(c, (out, (next_part, neg_part)))| {
+                let s = c * CHUNK;
+                let base = w.offsets[s];
+                for (r, pos) in out.chunks_exact_mut(d).enumerate() {
+                    let i = s + r;
+                    let mut rng: Option<Rng> = None;
+                    for e in w.offsets[i]..w.offsets[i + 1] {
+                        let local = e - base;
+                        if next_part[local] > epoch as f64 {
+                            continue;
+                        }
+                        let j = w.cols[e] as usize;
+                        let other = &before[j * d..(j + 1) * d];
+                        let d2 = sq(pos, other);
+                        if d2 > 0.0 {
+                            let coef = sgd.curve.attract(d2);
+                            for k in 0..d {
+                                pos[k] += 2.0 * alpha * clip(coef * (pos[k] - other[k]));
+                            }
+                        }
+                        next_part[local] += per_sample[e];
+                        let due = ((epoch as f64 - neg_part[local]) / per_negative[e]).floor();
+                        let count = if due > 0.0 { due as usize } else { 0 };
+                        let rng =
+                            rng.get_or_insert_with(|| stream(sgd.seed, epoch as u64, i as u64));
+                        for _ in 0..count {
+                            let k = rng.index(n);
+                            if k == i {
+                                continue;
+                            }
+                            let other = &before[k * d..(k + 1) * d];
+                            let d2 = sq(pos, other);
+                            if d2 > 0.0 {
+                                let coef = sgd.curve.repel(d2, sgd.repulsion);
+                                for t in 0..d {
+                                    pos[t] += alpha * clip(coef * (pos[t] - other[t]));
+                                }
+                            }
+                        }
+                        neg_part[local] += count as f64 * per_negative[e];
+                    }
+                }
+            });
+        report(epoch + 1);
+    }
+}
+
+/// Moves one new point `pos` against the fixed training embedding `y` (row-major, n×d)
+/// along its memberships `v` to training points `nb` (umap-learn's transform made
+/// sample-wise: the schedule is normalised by the largest possible membership, 1, not
+/// by the batch's largest, and the negative samples come from `rng`, seeded by the row's
+/// own bytes). Learning rate `sgd.learning_rate`, decaying linearly over `sgd.epochs`.
+pub(crate) fn optimise_point(
+    pos: &mut [f64],
+    y: &[f64],
+    nb: &[usize],
+    v: &[f64],
+    sgd: &Sgd,
+    rng: &mut Rng,
+) {
+    let d = pos.len();
+    let n = y.len() / d;
+    let epochs = sgd.epochs as f64;
+    // Edges with v < 1/epochs are never sampled.
+    let edges: Vec<(usize, f64)> = nb
+        .iter()
+        .zip(v)
+        .filter(|(_, &w)| w >= 1.0 / epochs && w > 0.0)
+        .map(|(&j, &w)| (j, 1.0 / w))
+        .collect();
+    let mut next: Vec<f64> = edges.iter().map(|e| e.1).collect();
+    let mut next_negative: Vec<f64> = edges
+        .iter()
+        .map(|e| e.1 / sgd.negative_sample_rate)
+        .collect();
+    for epoch in 0..sgd.epochs {
+        let alpha = sgd.learning_rate * (1.0 - epoch as f64 / epochs);
+        for (t, &(j, per)) in edges.iter().enumerate() {
+            if next[t] > epoch as f64 {
+                continue;
+            }
+            let other = &y[j * d..(j + 1) * d];
+            let d2 = sq(pos, other);
+            if d2 > 0.0 {
+                let coef = sgd.curve.attract(d2);
+                for k in 0..d {
+                    pos[k] += alpha * clip(coef * (pos[k] - other[k]));
+                }
+            }
+            next[t] += per;
+            let per_negative = per / sgd.negative_sample_rate;
+            let due = ((epoch as f64 - next_negative[t]) / per_negative).floor();
+            let count = if due > 0.0 { due as usize } else { 0 };
+            for _ in 0..count {
+                let k = rng.index(n);
+                let other = &y[k * d..(k + 1) * d];
+                let d2 = sq(pos, other);
+                if d2 > 0.0 {
+                    let coef = sgd.curve.repel(d2, sgd.repulsion);
+                    for c in 0..d {
+                        pos[c] += alpha * clip(coef * (pos[c] - other[c]));
+                    }
+                }
+            }
+            next_negative[t] += count as f64 * per_negative;
+        }
+    }
+}
+
+/// How the initialisation went: `spectral`, or `random` for components the spectral
+/// route could not embed (too small, or the eigensolver failed), with the reason.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct InitReport {
+    pub(crate) components: usize,
+    pub(crate) random_components: usize,
+    pub(crate) note: Option<String>,
+}
+
+/// The spectral initialisation (row-major n×d): for each connected component of `w`,
+/// the eigenvectors 1..d of its normalised adjacency D^{−1/2} W D^{−1/2} (Laplacian
+/// eigenmaps), scaled to a largest |coordinate| of 1; components too small for d
+/// eigenvectors (or whose eigenproblem fails) are placed uniformly at random in the unit
+/// cube. Several components are then laid side by side: component c is scaled by 0.3 and
+/// shifted to the position of its centroid in `x` projected on the centroids' principal
+/// axes (on a circle when there are too few components for d axes), at least 1 apart.
+/// The whole is scaled to a largest |coordinate| of 10 and N(0, 1e−4) noise is added.
+pub(crate) fn spectral(
+    w: &SymCsr,
+    x: MatRef<'_, f64>,
+    d: usize,
+    seed: u64,
+) -> (Vec<f64>, InitReport) {
+    let n = w.n();
+    let (label, sizes) = w.components();
+    let mut rng = Rng::new(seed);
+    let mut y = vec![0.0; n * d];
+    let mut report = InitReport {
+        components: sizes.len(),
+        ..Default::default()
+    };
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); sizes.len()];
+    for (i, &c) in label.iter().enumerate() {
+        members[c].push(i);
+    }
+    for (c, m) in members.iter().enumerate() {
+        let local = if m.len() >= d + 2 {
+            component_eigenvectors(w, m, &label, c, d)
+        } else {
+            Err("fewer than d + 2 points".to_string())
+        };
+        match local {
+            Ok(v) => {
+                let big = v.iter().fold(0.0f64, |s, t| s.max(t.abs()));
+                let f = if big > 0.0 { 1.0 / big } else { 1.0 };
+                for (r, &i) in m.iter().enumerate() {
+                    for k in 0..d {
+                        y[i * d + k] = v[r * d + k] * f;
+                    }
+                }
+            }
+            Err(why) => {
+                report.random_components += 1;
+                report.note.get_or_insert(format!(
+                    "component {c} ({} points) placed at random: {why}",
+                    m.len()
+                ));
+                for &i in m {
+                    for k in 0..d {
+                        y[i * d + k] = 2.0 * rng.uniform() - 1.0;
+                    }
+                }
+            }
+        }
+    }
+    if members.len() > 1 {
+        let offsets = component_offsets(x, &members, d);
+        for (c, m) in members.iter().enumerate() {
+            for &i in m {
+                for k in 0..d {
+                    y[i * d + k] = 0.3 * y[i * d + k] + offsets[c * d + k];
+                }
+            }
+        }
+    }
+    let big = y.iter().fold(0.0f64, |s, t| s.max(t.abs()));
+    let f = if big > 0.0 { 10.0 / big } else { 1.0 };
+    for v in y.iter_mut() {
+        *v = *v * f + 1e-4 * rng.normal();
+    }
+    (y, report)
+}
+
+/// Eigenvectors 1..d of component `c` (points `m`) of `w`, row-major |m|×d.
+fn component_eigenvectors(
+    w: &SymCsr,
+    m: &[usize],
+    label: &[usize],
+    c: usize,
+    d: usize,
+) -> Result<Vec<f64>, String> {
+    let mut at = vec![usize::MAX; w.n()];
+    for (r, &i) in m.iter().enumerate() {
+        at[i] = r;
+    }
+    let degree: Vec<f64> = m.iter().map(|&i| w.row(i).1.iter().sum()).collect();
+    let rows: Vec<Vec<(u32, f64)>> = m
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| {
+            let (cols, vals) = w.row(i);
+            cols.iter()
+                .zip(vals)
+                .filter(|(&j, _)| label[j as usize] == c)
+                .map(|(&j, &v)| {
+                    let s = at[j as usize];
+                    (s as u32, v / (degree[r] * degree[s]).sqrt())
+                })
+                .collect()
+        })
+        .collect();
+    let s = SymCsr::from_rows(rows);
+    let total: f64 = degree.iter().sum();
+    let top: Vec<f64> = degree.iter().map(|g| (g / total).sqrt()).collect();
+    let e = top_eigen_below_top(
+        Symmetric::Sparse(&s),
+        d,
+        &top,
+        Solver::Auto,
+        SHIFT_INVERT_SIGMA,
+    )
+    .map_err(|e| e.to_string())?;
+    if e.vectors.ncols() < d
+        || e.vectors
+            .as_ref()
+            .col_iter()
+            .any(|v| v.iter().any(|t| !t.is_finite()))
+    {
+        return Err("the eigensolver returned fewer or non-finite vectors".into());
+    }
+    Ok((0..m.len() * d)
+        .map(|t| e.vectors[(t / d, t % d)])
+        .collect())
+}
+
+/// Shift of the shift-invert route for the fuzzy graph's eigenvalues near 1.
+const SHIFT_INVERT_SIGMA: f64 = 1e-4;
+
+/// The positions of the components (row-major, one row of d per component): their
+/// centroids in `x` on the centroids' top principal axes, or on a circle (a line when
+/// d = 1) when there are fewer components than d + 1; scaled so that the closest two
+/// are 1 apart.
+fn component_offsets(x: MatRef<'_, f64>, members: &[Vec<usize>], d: usize) -> Vec<f64> {
+    let count = members.len();
+    let w = x.ncols();
+    let centroids = Mat::from_fn(count, w, |c, k| {
+        members[c].iter().map(|&i| x[(i, k)]).sum::<f64>() / members[c].len() as f64
+    });
+    let projected = (count > d)
+        .then(|| {
+            crate::methods::pca::Pca {
+                n_components: d,
+                ..Default::default()
+            }
+            .fit(centroids.as_ref())
+            .ok()
+        })
+        .flatten();
+    let mut out: Vec<f64> = match projected {
+        Some(p) => {
+            use crate::methods::OutOfSample;
+            let e = p.embedding();
+            (0..count * d).map(|t| e[(t / d, t % d)]).collect()
+        }
+        None => (0..count * d)
+            .map(|t| {
+                let (c, k) = (t / d, t % d);
+                let angle = std::f64::consts::TAU * c as f64 / count as f64;
+                match (d, k) {
+                    (1, _) => c as f64,
+                    (_, 0) => angle.cos(),
+                    (_, 1) => angle.sin(),
+                    _ => 0.0,
+                }
+            })
+            .collect(),
+    };
+    let mut closest = f64::INFINITY;
+    for a in 0..count {
+        for b in 0..a {
+            closest = closest.min(sq(&out[a * d..(a + 1) * d], &out[b * d..(b + 1) * d]).sqrt());
+        }
+    }
+    if closest.is_finite() && closest > 0.0 {
+        out.iter_mut().for_each(|v| *v /= closest);
+    } else {
+        // Coincident centroids: a line, one apart.
+        for c in 0..count {
+            out[c * d] += c as f64;
+        }
+    }
+    out
+}

@@ -1,0 +1,575 @@
+//! UMAP (maths §13) with two out-of-sample extensions and an inverse transform.
+//!
+//! - `fuzzy`: each point's ρ and σ, the fuzzy union of the memberships, a and b.
+//! - `layout`: the spectral initialisation (Laplacian eigenmaps of the fuzzy graph, one
+//!   connected component at a time) and the SGD with negative sampling, deterministic
+//!   whatever the thread count.
+//! - `params`: the parameter specs and the registry's `Method`.
+//!
+//! The extensions never modify the model and are sample-wise:
+//! - `interpolation` (default): the inverse-distance weighted geometric median of the
+//!   nearest training points' positions (`crate::extend::local`, shared with t-SNE), exact
+//!   on training points, with the local power function as the reliability;
+//! - `optimize`: umap-learn's transform, the SGD moving the new point only against the
+//!   fixed reference, its negative samples drawn from a generator seeded by the model's
+//!   seed and the row's own bytes.
+//!
+//! [`FittedUmap::inverse_transform`] maps embedding coordinates back to the input space by
+//! local kernel interpolation with its power function per point.
+
+mod fuzzy;
+mod layout;
+mod params;
+
+pub use params::{OptimizeStart, UmapInit};
+
+use crate::error::{Error, Result};
+use crate::extend::{local, Extension, Strategy};
+use crate::linalg::sparse::SymCsr;
+use crate::linalg::stored::StoredMat;
+use crate::methods::OutOfSample;
+use crate::model::method::{no_such_option, ExtendOptions, Fitted, Method};
+use crate::model::params::Named;
+use crate::neighbors::{knn, knn_graph, row_hash, GraphMethod, Neighbours, TrainingSearch};
+use crate::validate;
+use faer::{Mat, MatRef};
+use layout::{Curve, Sgd};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Neighbours of a pre-image in the training embedding.
+const INVERSE_NEIGHBORS: usize = 10;
+
+/// a and b of UMAP's low-dimensional similarity 1 / (1 + a r^{2b}), fitted by least
+/// squares to min_dist and spread (maths §13).
+///
+/// ```
+/// let (a, b) = oose::methods::umap::curve(1.0, 0.1);
+/// assert!((a - 1.577).abs() < 1e-3 && (b - 0.895).abs() < 1e-3);
+/// ```
+pub fn curve(spread: f64, min_dist: f64) -> (f64, f64) {
+    fuzzy::fit_ab(spread, min_dist)
+}
+
+/// UMAP (maths §13), with umap-learn's defaults and parameter names.
+///
+/// ```
+/// use oose::methods::umap::Umap;
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::three_d_clusters(150, 3, 1).points;
+/// let m = Umap { n_neighbors: 10, n_epochs: Some(100), ..Default::default() }
+///     .fit(x.as_ref())
+///     .unwrap();
+/// assert_eq!(m.embedding().ncols(), 2);
+/// // Training points are placed exactly where the fit put them.
+/// let e = m.extend(x.as_ref().subrows(4, 2)).unwrap();
+/// assert_eq!(e.coordinates[(1, 0)], m.embedding()[(5, 0)]);
+/// // And the inverse transform takes the embedding back to the training points.
+/// let back = m.inverse_transform(m.embedding().subrows(7, 1)).unwrap();
+/// assert_eq!(back.coordinates[(0, 2)], x[(7, 2)]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Umap {
+    /// Embedding dimension d (default 2).
+    pub n_components: usize,
+    /// Neighbours per point, the point itself included (default 15).
+    pub n_neighbors: usize,
+    /// Smallest distance between embedded points (default 0.1).
+    pub min_dist: f64,
+    /// Scale of the embedded points (default 1).
+    pub spread: f64,
+    /// SGD epochs; `None` (default): 500 up to 10000 points, else 200.
+    pub n_epochs: Option<usize>,
+    /// Initial SGD step (default 1), decaying linearly to 0.
+    pub learning_rate: f64,
+    /// Negative samples per positive sample (default 5).
+    pub negative_sample_rate: usize,
+    /// Weight γ of the repulsive term (default 1).
+    pub repulsion_strength: f64,
+    /// The starting embedding (default spectral).
+    pub init: UmapInit,
+    /// Seed of the initialisation noise and of the negative samples (default 0).
+    pub seed: u64,
+    /// Training neighbours a new point is placed from by `interpolation` (default 5).
+    pub transform_neighbors: usize,
+    /// Where `optimize` starts a new point (default: umap-learn's weighted mean).
+    pub optimize_start: OptimizeStart,
+    /// How the kNN graph is found (default `auto`: exact below 100000 points).
+    pub neighbors: GraphMethod,
+    /// How new points' nearest training points are found (default `auto`: a walk on the
+    /// kNN graph from 20000 training points in more than 16 dimensions).
+    pub transform_search: GraphMethod,
+}
+
+impl Default for Umap {
+    fn default() -> Self {
+        Umap {
+            n_components: 2,
+            n_neighbors: 15,
+            min_dist: 0.1,
+            spread: 1.0,
+            n_epochs: None,
+            learning_rate: 1.0,
+            negative_sample_rate: 5,
+            repulsion_strength: 1.0,
+            init: UmapInit::Spectral,
+            seed: 0,
+            transform_neighbors: 5,
+            optimize_start: OptimizeStart::WeightedMean,
+            neighbors: GraphMethod::Auto,
+            transform_search: GraphMethod::Auto,
+        }
+    }
+}
+
+impl Umap {
+    /// Epochs of the fit for `n` points: `n_epochs`, or 500 up to 10000 points, else 200.
+    pub fn epochs(&self, n: usize) -> usize {
+        self.n_epochs.unwrap_or(if n <= 10_000 { 500 } else { 200 })
+    }
+
+    fn check(&self, n: usize) -> Result<()> {
+        let bad = |name: &'static str, why: String| Err(Error::param(name, why));
+        if n < 3 {
+            return bad(
+                "n_neighbors",
+                format!("UMAP needs at least 3 points, got {n}"),
+            );
+        }
+        if self.n_neighbors < 2 || self.n_neighbors >= n {
+            return bad(
+                "n_neighbors",
+                format!(
+                    "must be at least 2 and below the number of points ({n}), got {}",
+                    self.n_neighbors
+                ),
+            );
+        }
+        if self.n_components == 0 || self.n_components >= n {
+            return bad(
+                "n_components",
+                format!(
+                    "must be at least 1 and below the number of points ({n}), got {}",
+                    self.n_components
+                ),
+            );
+        }
+        if !(self.spread > 0.0 && self.spread.is_finite()) {
+            return bad("spread", format!("must be > 0, got {}", self.spread));
+        }
+        if !(self.min_dist >= 0.0 && self.min_dist <= self.spread) {
+            return bad(
+                "min_dist",
+                format!(
+                    "must be between 0 and spread = {}, got {}",
+                    self.spread, self.min_dist
+                ),
+            );
+        }
+        if self.n_epochs == Some(0) {
+            return bad("n_epochs", "must be at least 1, got 0".into());
+        }
+        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
+            return bad(
+                "learning_rate",
+                format!("must be > 0, got {}", self.learning_rate),
+            );
+        }
+        if self.negative_sample_rate == 0 {
+            return bad("negative_sample_rate", "must be at least 1, got 0".into());
+        }
+        if !(self.repulsion_strength >= 0.0 && self.repulsion_strength.is_finite()) {
+            return bad(
+                "repulsion_strength",
+                format!("must be ≥ 0, got {}", self.repulsion_strength),
+            );
+        }
+        if self.transform_neighbors == 0 || self.transform_neighbors > n {
+            return bad(
+                "transform_neighbors",
+                format!(
+                    "must be between 1 and N = {n}, got {}",
+                    self.transform_neighbors
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Fits on the rows of `x` (N×D).
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedUmap> {
+        validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        self.check(n)?;
+        let k = self.n_neighbors - 1;
+        let graph = knn_graph(x, k, self.neighbors, self.seed);
+        let (idx, dist) = &graph.neighbours;
+        if dist.iter().flatten().all(|&v| v == 0.0) {
+            return Err(Error::InvalidValue {
+                what: "training data",
+                row: 0,
+                col: 0,
+                value: x[(0, 0)],
+                reason: "all points coincide: UMAP has nothing to embed",
+            });
+        }
+        let count: usize = dist.iter().map(Vec::len).sum();
+        let mean_distance = dist.iter().flatten().sum::<f64>() / (count + n) as f64;
+        let mut w = fuzzy::fuzzy_union(idx, dist, self.n_neighbors);
+        let epochs = self.epochs(n);
+        prune(&mut w, epochs);
+        let d = self.n_components;
+        let (mut y, init) = match self.init {
+            // The eigensolvers split their work by the number of threads, which moves
+            // the last bits of the eigenvectors; the SGD would amplify that. One thread
+            // keeps the fit the same bits whatever the pool.
+            UmapInit::Spectral => match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
+                Ok(pool) => pool.install(|| layout::spectral(&w, x, d, self.seed)),
+                Err(_) => layout::spectral(&w, x, d, self.seed),
+            },
+            UmapInit::Random => {
+                let mut rng = crate::rng::Rng::new(self.seed);
+                let y = (0..n * d).map(|_| 20.0 * rng.uniform() - 10.0).collect();
+                (y, layout::InitReport::default())
+            }
+        };
+        let (a, b) = fuzzy::fit_ab(self.spread, self.min_dist);
+        let sgd = Sgd {
+            curve: Curve { a, b },
+            epochs,
+            learning_rate: self.learning_rate,
+            negative_sample_rate: self.negative_sample_rate as f64,
+            repulsion: self.repulsion_strength,
+            seed: self.seed,
+        };
+        layout::optimise(&mut y, d, &w, &sgd, &|e| {
+            if e % 20 == 0 || e == epochs {
+                crate::progress::report(|| format!("UMAP epoch {e}/{epochs}"));
+            }
+        });
+        let embedding = Mat::from_fn(n, d, |i, c| y[i * d + c]);
+        let kt = self.transform_neighbors.min(n - 1).max(1);
+        let reliability_epsilon = if kt <= k {
+            local::training_scale(dist, kt)
+        } else {
+            local::training_scale(&knn(x, x, kt, true).1, kt)
+        };
+        let ki = INVERSE_NEIGHBORS.min(n - 1);
+        let inverse_epsilon =
+            local::training_scale(&knn(embedding.as_ref(), embedding.as_ref(), ki, true).1, ki);
+        let search = TrainingSearch::new(self.transform_search, n, x.ncols(), idx);
+        Ok(FittedUmap {
+            params: self.clone(),
+            x: StoredMat::from_mat(x),
+            embedding: StoredMat::from_mat(embedding.as_ref()),
+            a,
+            b,
+            epochs,
+            edges: w.nnz(),
+            mean_distance,
+            components: init.components,
+            random_components: init.random_components,
+            init_note: init.note,
+            reliability_epsilon,
+            inverse_epsilon,
+            graph: graph.method,
+            graph_recall: graph.recall,
+            search,
+        })
+    }
+}
+
+/// Drops the edges below max/epochs (they would never be sampled), keeping symmetry.
+fn prune(w: &mut SymCsr, epochs: usize) {
+    let max = w.vals.iter().copied().fold(0.0, f64::max);
+    let floor = max / epochs as f64;
+    let rows: Vec<Vec<(u32, f64)>> = (0..w.n())
+        .map(|i| {
+            let (c, v) = w.row(i);
+            c.iter()
+                .zip(v)
+                .filter(|(_, &t)| t >= floor)
+                .map(|(&j, &t)| (j, t))
+                .collect()
+        })
+        .collect();
+    *w = SymCsr::from_rows(rows);
+}
+
+/// A fitted UMAP.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedUmap {
+    params: Umap,
+    x: StoredMat,
+    embedding: StoredMat,
+    a: f64,
+    b: f64,
+    /// Epochs run.
+    epochs: usize,
+    /// Stored entries of the fuzzy graph after pruning (both directions).
+    edges: usize,
+    /// Mean neighbour distance over the training points (σ's floor when ρ = 0).
+    mean_distance: f64,
+    /// Connected components of the fuzzy graph.
+    components: usize,
+    /// Components the spectral initialisation placed at random.
+    random_components: usize,
+    /// Why a component was placed at random.
+    init_note: Option<String>,
+    /// ε₀ of the reliability (the local power function at the training data's scale).
+    reliability_epsilon: f64,
+    /// ε of the inverse transform (the training embedding's own scale).
+    inverse_epsilon: f64,
+    graph: GraphMethod,
+    graph_recall: f64,
+    search: TrainingSearch,
+}
+
+impl FittedUmap {
+    /// Parameters as given.
+    pub fn params(&self) -> &Umap {
+        &self.params
+    }
+
+    /// a and b of 1 / (1 + a r^{2b}).
+    pub fn ab(&self) -> (f64, f64) {
+        (self.a, self.b)
+    }
+
+    /// Epochs the fit ran.
+    pub fn epochs(&self) -> usize {
+        self.epochs
+    }
+
+    /// Connected components of the fuzzy graph.
+    pub fn components(&self) -> usize {
+        self.components
+    }
+
+    fn search(&self, new: MatRef<'_, f64>, k: usize) -> Neighbours {
+        self.search.search(self.x.view(), new, k, self.params.seed)
+    }
+
+    fn neighbours_for(&self, strategy: Strategy) -> usize {
+        let kt = self.params.transform_neighbors;
+        if strategy == Strategy::Optimize {
+            kt.max(self.params.n_neighbors.min(self.x.nrows()))
+        } else {
+            kt
+        }
+    }
+
+    /// `interpolation` or `optimize` of the rows of `new`, from one neighbour search
+    /// (`near`, when the caller has searched with at least as many neighbours).
+    fn place(
+        &self,
+        new: MatRef<'_, f64>,
+        strategy: Strategy,
+        near: Option<&Neighbours>,
+    ) -> Result<Extension> {
+        validate::columns("new points", new, self.x.ncols())?;
+        validate::finite("new points", new)?;
+        let (x, y) = (self.x.view(), self.embedding.view());
+        let kt = self.params.transform_neighbors;
+        let k = self.neighbours_for(strategy);
+        let nbrs = match near {
+            Some((idx, dist)) if idx.len() == new.nrows() && idx.iter().all(|r| r.len() >= k) => (
+                idx.iter().map(|r| r[..k].to_vec()).collect(),
+                dist.iter().map(|r| r[..k].to_vec()).collect(),
+            ),
+            _ => self.search(new, k),
+        };
+        let mut ext = local::interpolate(x, y, new, &nbrs, kt, self.reliability_epsilon);
+        if strategy == Strategy::Optimize {
+            self.optimize(new, &nbrs, &mut ext);
+        }
+        Ok(ext)
+    }
+
+    /// umap-learn's transform, one row at a time (maths §13).
+    fn optimize(&self, new: MatRef<'_, f64>, nbrs: &Neighbours, ext: &mut Extension) {
+        let (n, d) = (self.x.nrows(), self.params.n_components);
+        let kz = self.params.n_neighbors.min(n);
+        let y = self.embedding.view();
+        let flat: Vec<f64> = (0..n * d).map(|t| y[(t / d, t % d)]).collect();
+        let sgd = Sgd {
+            curve: Curve {
+                a: self.a,
+                b: self.b,
+            },
+            epochs: (self.epochs / 3).max(1),
+            learning_rate: self.params.learning_rate / 4.0,
+            negative_sample_rate: self.params.negative_sample_rate as f64,
+            repulsion: self.params.repulsion_strength,
+            seed: self.params.seed,
+        };
+        let target = (kz as f64).log2();
+        let (idx, dist) = nbrs;
+        let start = &ext.coordinates;
+        let moved: Vec<Vec<f64>> = (0..new.nrows())
+            .into_par_iter()
+            .map(|r| {
+                let (nb, ds) = (&idx[r][..kz], &dist[r][..kz]);
+                let (rho, sigma) = fuzzy::smooth_distances(ds, kz, target, self.mean_distance);
+                let v: Vec<f64> = ds
+                    .iter()
+                    .map(|&t| fuzzy::membership(t, rho, sigma))
+                    .collect();
+                let mut pos: Vec<f64> = match self.params.optimize_start {
+                    OptimizeStart::Interpolation => (0..d).map(|c| start[(r, c)]).collect(),
+                    OptimizeStart::WeightedMean => {
+                        let total: f64 = v.iter().sum();
+                        (0..d)
+                            .map(|c| {
+                                nb.iter()
+                                    .zip(&v)
+                                    .map(|(&j, w)| w * flat[j * d + c])
+                                    .sum::<f64>()
+                                    / total
+                            })
+                            .collect()
+                    }
+                };
+                let bits = row_hash((0..new.ncols()).map(|c| new[(r, c)]));
+                let mut rng = layout::stream(self.params.seed, bits, 0x0F7E_5A3B);
+                layout::optimise_point(&mut pos, &flat, nb, &v, &sgd, &mut rng);
+                pos
+            })
+            .collect();
+        for (r, pos) in moved.into_iter().enumerate() {
+            for (c, v) in pos.into_iter().enumerate() {
+                ext.coordinates[(r, c)] = v;
+            }
+        }
+    }
+
+    /// Maps embedding coordinates (rows of `embedded`, d columns) back to the input
+    /// space by local kernel interpolation on their 10 nearest training embedding points
+    /// (maths §13): a training embedding point returns its training point exactly.
+    /// `residual` is the interpolation's power function, 0 on the training embedding and
+    /// growing away from it (above 1 far away); `reconstruction_error` the distance to the
+    /// nearest training embedding point in units of the embedding's neighbour scale.
+    pub fn inverse_transform(&self, embedded: MatRef<'_, f64>) -> Result<Extension> {
+        validate::columns("embedded points", embedded, self.params.n_components)?;
+        validate::finite("embedded points", embedded)?;
+        let y = self.embedding.view();
+        let k = INVERSE_NEIGHBORS.min(y.nrows());
+        let nbrs = knn(embedded, y, k, false);
+        Ok(local::preimage(
+            y,
+            self.x.view(),
+            embedded,
+            &nbrs,
+            self.inverse_epsilon,
+        ))
+    }
+
+    fn is_consistent(&self) -> bool {
+        let n = self.x.nrows();
+        self.embedding.is_shape(n, self.params.n_components)
+            && self.reliability_epsilon > 0.0
+            && self.inverse_epsilon > 0.0
+            && self.a > 0.0
+            && self.b > 0.0
+            && self.epochs >= 1
+            && self.mean_distance >= 0.0
+            && (0.0..=1.0).contains(&self.graph_recall)
+            && self.search.is_consistent(n)
+            && self.params.check(n).is_ok()
+    }
+}
+
+impl OutOfSample for FittedUmap {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.embedding.view()
+    }
+
+    /// `interpolation`: the weighted geometric median of the nearest training points'
+    /// positions (module documentation); `residual` is the local power function P²(z) ∈
+    /// [0, 1] at the training data's scale, `reconstruction_error` the distance to the
+    /// nearest training point in units of the training data's neighbour distance √ε₀.
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        self.place(new, Strategy::Interpolation, None)
+    }
+
+    fn input_width(&self) -> usize {
+        self.x.ncols()
+    }
+}
+
+/// The strategy asked for: `optimize`, or else `interpolation`.
+fn strategy_of(opts: &ExtendOptions<'_>) -> Strategy {
+    match opts.strategy {
+        Some(Strategy::Optimize) => Strategy::Optimize,
+        _ => Strategy::Interpolation,
+    }
+}
+
+impl Fitted for FittedUmap {
+    fn training_points(&self) -> Option<MatRef<'_, f64>> {
+        Some(self.x.view())
+    }
+
+    crate::fitted_basics!();
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        opts.refuse_all_but(&["interpolation", "optimize"], |o| {
+            no_such_option(Umap::NAME, o)
+        })
+    }
+
+    /// `interpolation` (the default; also `projection`) or `optimize`.
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.place(new, strategy_of(opts), None)
+    }
+
+    fn search_training(&self, new: MatRef<'_, f64>, k: usize) -> Option<Neighbours> {
+        Some(self.search(new, k))
+    }
+
+    fn neighbours_wanted(&self, opts: &ExtendOptions<'_>) -> usize {
+        self.neighbours_for(strategy_of(opts))
+    }
+
+    fn extend_near(
+        &self,
+        new: MatRef<'_, f64>,
+        opts: &ExtendOptions<'_>,
+        near: &Neighbours,
+    ) -> Result<Extension> {
+        self.check_options(opts)?;
+        self.place(new, strategy_of(opts), Some(near))
+    }
+
+    fn inverse(&self, embedded: MatRef<'_, f64>) -> Option<Result<Extension>> {
+        Some(self.inverse_transform(embedded))
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        let mut put = |k: &str, s: String| v.push((k.into(), s));
+        put("umap_neighbors", self.params.n_neighbors.to_string());
+        put("knn_graph", self.graph.name().into());
+        put("knn_recall", format!("{:?}", self.graph_recall));
+        put("transform_search", self.search.name().into());
+        put("a", format!("{:?}", self.a));
+        put("b", format!("{:?}", self.b));
+        put("epochs", self.epochs.to_string());
+        put("graph_edges", (self.edges / 2).to_string());
+        put("graph_components", self.components.to_string());
+        let init = match (self.params.init, self.random_components) {
+            (UmapInit::Random, _) => "random".to_string(),
+            (_, 0) => "spectral".to_string(),
+            (_, r) => format!("spectral ({r} components at random)"),
+        };
+        put("init_used", init);
+        if let Some(note) = &self.init_note {
+            put("init_note", note.clone());
+        }
+        put(
+            "reliability_epsilon",
+            format!("{:?}", self.reliability_epsilon),
+        );
+        put("inverse_epsilon", format!("{:?}", self.inverse_epsilon));
+    }
+}

@@ -1,0 +1,215 @@
+//! UMAP's parameters: the initialisation and `optimize` start choices, the parameter
+//! specs (umap-learn's names) and the registry's `Method` implementation.
+
+use super::{FittedUmap, Umap};
+use crate::error::Result;
+use crate::model::method::{points_only, Configuration, Input, Method};
+use crate::model::params::{join, Kind, Named, ParamSpec, Values, NO_PARAMS};
+use crate::model::specs::{N_COMPONENTS, SEED};
+use crate::validate;
+use serde::{Deserialize, Serialize};
+
+/// The starting embedding of the SGD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum UmapInit {
+    /// Laplacian eigenmaps of the fuzzy graph, component by component (maths §13).
+    #[default]
+    Spectral,
+    /// Uniform in [−10, 10]^d, from the seed.
+    Random,
+}
+
+impl Named for UmapInit {
+    fn name(&self) -> &'static str {
+        match self {
+            UmapInit::Spectral => "spectral",
+            UmapInit::Random => "random",
+        }
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        validate::named(
+            "init",
+            s,
+            &[
+                ("spectral", UmapInit::Spectral),
+                ("random", UmapInit::Random),
+            ],
+        )
+    }
+}
+
+/// Where the `optimize` extension starts a new point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum OptimizeStart {
+    /// The membership-weighted mean of its neighbours' positions (umap-learn's).
+    #[default]
+    WeightedMean,
+    /// Its `interpolation` position.
+    Interpolation,
+}
+
+impl Named for OptimizeStart {
+    fn name(&self) -> &'static str {
+        match self {
+            OptimizeStart::WeightedMean => "weighted-mean",
+            OptimizeStart::Interpolation => "interpolation",
+        }
+    }
+    fn from_name(s: &str) -> Result<Self> {
+        validate::named(
+            "optimize_start",
+            s,
+            &[
+                ("weighted-mean", OptimizeStart::WeightedMean),
+                ("weighted_mean", OptimizeStart::WeightedMean),
+                ("interpolation", OptimizeStart::Interpolation),
+            ],
+        )
+    }
+}
+
+const N_NEIGHBORS: ParamSpec = ParamSpec::new(
+    "n_neighbors",
+    "n-neighbors",
+    Kind::Int,
+    "Neighbours per point, the point itself included.",
+);
+const MIN_DIST: ParamSpec = ParamSpec::new(
+    "min_dist",
+    "min-dist",
+    Kind::Float,
+    "Smallest distance between embedded points (≤ spread).",
+);
+const SPREAD: ParamSpec = ParamSpec::new(
+    "spread",
+    "spread",
+    Kind::Float,
+    "Scale of the embedded points.",
+);
+const N_EPOCHS: ParamSpec = ParamSpec::new(
+    "n_epochs",
+    "n-epochs",
+    Kind::Int,
+    "SGD epochs (unset: 500 up to 10000 points, else 200); optimize runs a third of them.",
+)
+.optional();
+const LEARNING_RATE: ParamSpec = ParamSpec::new(
+    "learning_rate",
+    "learning-rate",
+    Kind::Float,
+    "Initial SGD step, decaying linearly to 0 (optimize: a quarter of it).",
+);
+const NEGATIVE_SAMPLE_RATE: ParamSpec = ParamSpec::new(
+    "negative_sample_rate",
+    "negative-sample-rate",
+    Kind::Int,
+    "Negative samples per positive sample.",
+);
+const REPULSION_STRENGTH: ParamSpec = ParamSpec::new(
+    "repulsion_strength",
+    "repulsion-strength",
+    Kind::Float,
+    "Weight of the repulsive term.",
+);
+const INIT: ParamSpec = ParamSpec::new(
+    "init",
+    "init",
+    Kind::Choice(&["spectral", "random"]),
+    "Starting embedding: spectral (Laplacian eigenmaps of the fuzzy graph) or random.",
+);
+const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
+    "transform_neighbors",
+    "transform-neighbors",
+    Kind::Int,
+    "Training neighbours a new point is placed from by interpolation (their weighted median).",
+);
+const OPTIMIZE_START: ParamSpec = ParamSpec::new(
+    "optimize_start",
+    "optimize-start",
+    Kind::Choice(&["weighted-mean", "interpolation"]),
+    "Where optimize starts a new point: the membership-weighted mean of its neighbours' \
+     positions (umap-learn's) or its interpolation.",
+);
+const NEIGHBORS: ParamSpec = ParamSpec::new(
+    "neighbors",
+    "neighbors",
+    Kind::Choice(&["auto", "exact", "approximate"]),
+    "The kNN graph: exact, approximate (NN-descent; its recall on a sample is in the model \
+     info) or auto (approximate from 100000 points in more than 16 dimensions).",
+);
+const TRANSFORM_SEARCH: ParamSpec = ParamSpec::new(
+    "transform_search",
+    "transform-search",
+    Kind::Choice(&["auto", "exact", "approximate"]),
+    "How new points' nearest training points are found: exact, approximate (a walk on \
+     the kNN graph; training points still found exactly) or auto (approximate from 20000 \
+     training points in more than 16 dimensions).",
+);
+
+impl Method for Umap {
+    type Fitted = FittedUmap;
+    const NAME: &'static str = "umap";
+    const ABOUT: &'static str =
+        "UMAP with a weighted-median extension exact on training points, umap-learn's \
+         transform made sample-wise, and an inverse transform (maths §13)";
+
+    const SPECS: &'static [ParamSpec] = &join::<14>(&[
+        NO_PARAMS,
+        &[
+            N_COMPONENTS,
+            N_NEIGHBORS,
+            MIN_DIST,
+            SPREAD,
+            N_EPOCHS,
+            LEARNING_RATE,
+            NEGATIVE_SAMPLE_RATE,
+            REPULSION_STRENGTH,
+            INIT,
+            SEED,
+            TRANSFORM_NEIGHBORS,
+            OPTIMIZE_START,
+            NEIGHBORS,
+            TRANSFORM_SEARCH,
+        ],
+    ]);
+
+    crate::params_as_data!(Umap {
+        n_components,
+        n_neighbors,
+        min_dist,
+        spread,
+        n_epochs,
+        learning_rate,
+        negative_sample_rate,
+        repulsion_strength,
+        init,
+        seed,
+        transform_neighbors,
+        optimize_start,
+        neighbors,
+        transform_search
+    });
+
+    fn configurations() -> Vec<Configuration> {
+        vec![
+            Configuration::exact(
+                "spectral",
+                Values::new()
+                    .with("n_neighbors", 10usize)
+                    .with("n_epochs", 100usize),
+            ),
+            Configuration::exact(
+                "random-init",
+                Values::new()
+                    .with("n_neighbors", 8usize)
+                    .with("n_epochs", 60usize)
+                    .with("init", "random")
+                    .with("min_dist", 0.3),
+            ),
+        ]
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedUmap> {
+        points_only(input, Self::NAME, |x| self.fit(x))
+    }
+}
