@@ -69,6 +69,7 @@ ESTIMATORS = [
     oose.KernelInterpolator(kernel="thin_plate"),
     oose.LocallyLinearEmbedding(),
     oose.TSNE(perplexity=5.0, max_iter=250),
+    oose.UMAP(n_neighbors=5, n_epochs=50),
 ]
 
 

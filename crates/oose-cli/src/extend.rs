@@ -37,8 +37,9 @@ pub struct ExtendArgs {
     #[arg(long)]
     alpha: Option<f64>,
     /// Extension strategy: projection (every model's default placement), restricted
-    /// (mds, landmark-mds, isomap, kpca), interpolation (t-SNE's default) or optimize
-    /// (t-SNE: each new point's own KL divergence minimised; adds the column `kl`).
+    /// (mds, landmark-mds, isomap, kpca), interpolation (t-SNE's and UMAP's default) or
+    /// optimize (t-SNE: each new point's own KL divergence minimised, adds the column
+    /// `kl`; UMAP: umap-learn's transform moving the new point only).
     #[arg(long, default_value = "projection", value_parser = ["projection", "restricted", "interpolation", "optimize"])]
     strategy: String,
     /// Joint restricted reconstruction of all input rows together (reads the whole
@@ -59,6 +60,65 @@ pub struct ExtendArgs {
     /// Rows per chunk while streaming.
     #[arg(long, default_value_t = 16384, hide = true)]
     chunk_rows: usize,
+}
+
+/// `oose inverse`: arguments.
+#[derive(Args, Debug)]
+pub struct InverseArgs {
+    /// Model file written by `oose fit umap`.
+    model: String,
+    /// Embedding coordinates, d columns (.npy or CSV; `-` = stdin).
+    #[arg(long, default_value = "-")]
+    input: String,
+    /// Output file (.npy or CSV; `-` = stdout): the input-space points x1..xD.
+    #[arg(long, default_value = "-")]
+    output: String,
+    /// Append the columns `residual` (the interpolation's power function: 0 on the
+    /// training embedding, rising away from it, above 1 far from it) and
+    /// `reconstruction_error` (distance to the nearest training embedding point in units
+    /// of the embedding's neighbour scale).
+    #[arg(long)]
+    diagnostics: bool,
+}
+
+/// `oose inverse`: reads embedding coordinates in chunks and writes their pre-images.
+pub fn inverse(a: InverseArgs) -> Result<(), CliError> {
+    let model = load_model(&a.model)?;
+    // Refused before any input is read when the method has no inverse.
+    model.inverse_transform(model.embedding().subrows(0, 1))?;
+    let input = MatrixReader::open(&a.input)?;
+    let input_name = input.name().to_string();
+    let width = model.input_width();
+    let mut names: Vec<String> = (1..=width).map(|j| format!("x{j}")).collect();
+    if a.diagnostics {
+        names.push("residual".into());
+        names.push("reconstruction_error".into());
+    }
+    let mut out: Option<MatrixWriter> = None;
+    let mut rows = 0usize;
+    let chunks = Chunks::start(input, 16384);
+    while let Some(chunk) = chunks.next()? {
+        let e = model.inverse_transform(chunk.as_ref()).map_err(|e| {
+            let mut e = CliError::from(e);
+            e.message = format!("{input_name}: {}", row_offset_message(&e.message, rows));
+            e
+        })?;
+        let mut cols: Vec<&[f64]> = (0..width).map(|j| e.coordinates.col_as_slice(j)).collect();
+        if a.diagnostics {
+            cols.push(&e.residual);
+            cols.push(&e.reconstruction_error);
+        }
+        let w = match out.as_mut() {
+            Some(w) => w,
+            None => out.insert(MatrixWriter::create(&a.output, &names)?),
+        };
+        w.write_rows(&cols)?;
+        rows += chunk.nrows();
+    }
+    match out {
+        Some(w) => w.finish(),
+        None => MatrixWriter::create(&a.output, &names)?.finish(),
+    }
 }
 
 /// An option error named by its flag.

@@ -51,6 +51,10 @@ enum Command {
     },
     /// Embed new points into a fitted model (streams: reads, extends and writes in chunks).
     Extend(extend::ExtendArgs),
+    /// Map embedding coordinates back to the input space (umap models, maths §13): local
+    /// kernel interpolation of the training points; a training embedding point gives its
+    /// training point exactly.
+    Inverse(extend::InverseArgs),
     /// Describe a model: method, parameters actually used, sizes, format version.
     Info {
         /// Model file written by `oose fit`.
@@ -172,6 +176,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             io::write_matrix(&output, m.embedding())
         }
         Command::Extend(a) => extend::run(a),
+        Command::Inverse(a) => extend::inverse(a),
         Command::Compare { args } => report::compare(&args),
         Command::Theory { model, input } => report::theory(&model, &input),
         Command::Info { model } => {

@@ -297,6 +297,20 @@ impl PyModel {
         extension_to_python(py, e)
     }
 
+    /// The inverse transform (UMAP): rows of embedding coordinates back to the input
+    /// space; returns `(points, diagnostics)` with `residual` (the interpolation's power
+    /// function) and `reconstruction_error`.
+    fn inverse_transform<'py>(
+        &self,
+        py: Python<'py>,
+        y: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
+        let rows = Rows::new(&y, "X")?;
+        let model = &self.inner;
+        let e = py.detach(|| guarded(|| model.inverse_transform(rows.mat())))?;
+        extension_to_python(py, e)
+    }
+
     /// Joint restricted reconstruction of all rows of `z` together (the MDS family and
     /// kernel PCA); `mutual` is the new objects' k×k proximity block for MDS fitted on
     /// proximities. Returns `(coordinates, info)` with the objective, the gradient norm

@@ -7,8 +7,8 @@ squared power function). scikit-learn estimators over the Rust core:
 
 - :class:`KernelPCA`, :class:`ClassicalMDS`, :class:`LandmarkMDS`, :class:`Isomap`,
   :class:`DiffusionMaps`, :class:`LaplacianEigenmaps`, :class:`LocallyLinearEmbedding`,
-  :class:`TSNE`
-  (transformers),
+  :class:`TSNE`, :class:`UMAP`
+  (transformers; ``UMAP.inverse_transform`` maps embedding coordinates back),
 - :class:`SpectralClustering` (``predict`` for new points),
 - :class:`KernelInterpolator` (``predict``, with the power function).
 
@@ -29,7 +29,7 @@ from ._estimators import (
     LaplacianEigenmaps,
     SpectralClustering,
 )
-from ._neighbour_embeddings import TSNE, LocallyLinearEmbedding
+from ._neighbour_embeddings import TSNE, UMAP, LocallyLinearEmbedding
 
 __version__ = _oose.__version__
 
@@ -44,6 +44,7 @@ _ESTIMATORS = (
     KernelInterpolator,
     LocallyLinearEmbedding,
     TSNE,
+    UMAP,
 )
 _BY_METHOD = {cls._method: cls for cls in _ESTIMATORS}
 
@@ -71,6 +72,7 @@ __all__ = [
     "LaplacianEigenmaps",
     "LocallyLinearEmbedding",
     "TSNE",
+    "UMAP",
     "OoseEstimator",
     "SpectralClustering",
     "datasets",
