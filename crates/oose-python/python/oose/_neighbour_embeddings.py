@@ -226,7 +226,8 @@ class UMAP(_StrategyOption, _Embedding):
       the ``transform_neighbors`` nearest training points, weighted by ‖z − xₐ‖⁻⁴;
       microseconds per point, a training point returned exactly where ``fit`` put it.
     - ``strategy="optimize"``: umap-learn's ``transform`` (the new point's memberships to
-      its ``n_neighbors`` nearest training points, ``n_epochs / 3`` SGD epochs at a
+      its ``n_neighbors`` nearest training points, ``n_epochs / 3`` SGD epochs (with
+      ``n_epochs=None``: 100 up to 10000 training points, else 30, as umap-learn) at a
       quarter of the learning rate, moving the new point only), its negative samples
       seeded by ``random_state`` and the row's own bytes.
 
@@ -246,7 +247,8 @@ class UMAP(_StrategyOption, _Embedding):
     spread : float, default=1.0
         Scale of the embedded points.
     n_epochs : int or None, default=None
-        SGD epochs; ``None``: 500 up to 10000 points, else 200.
+        SGD epochs; ``None``: 500 up to 10000 points, else 200 (``optimize``: a third,
+        or with ``None`` 100 and 30).
     learning_rate : float, default=1.0
         Initial SGD step, decaying linearly to 0.
     negative_sample_rate : int, default=5

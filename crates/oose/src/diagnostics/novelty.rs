@@ -68,6 +68,42 @@ pub struct Novelty {
     alpha: f64,
 }
 
+/// A novelty score fitted by a method from its own kNN graph, handed once to the model
+/// (`Fitted::novelty`) and not stored with the method: a clone or a decoded model holds
+/// none, and the model then fits the score itself.
+#[derive(Default)]
+pub(crate) struct Pending(std::sync::Mutex<Option<Novelty>>);
+
+impl Pending {
+    pub(crate) fn new(novelty: Option<Novelty>) -> Pending {
+        Pending(std::sync::Mutex::new(novelty))
+    }
+
+    /// The score, once.
+    pub(crate) fn take(&self) -> Option<Novelty> {
+        self.0.lock().ok().and_then(|mut n| n.take())
+    }
+}
+
+impl Clone for Pending {
+    fn clone(&self) -> Pending {
+        Pending::default()
+    }
+}
+
+/// Transient: never part of a model's identity.
+impl PartialEq for Pending {
+    fn eq(&self, _: &Pending) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pending")
+    }
+}
+
 /// Per-point novelty columns of one extension.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scores {
@@ -97,6 +133,40 @@ impl Novelty {
         }
         let k = NEIGHBOURS.min(n - 1);
         let (idx, dist) = knn(x, x, k, true);
+        Some(Self::from_neighbours(
+            k,
+            Reference::Points,
+            StoredMat::from_mat(x),
+            &idx,
+            &dist,
+        ))
+    }
+
+    /// [`Novelty::fit`] from a kNN graph of `x` the method has already built (each row's
+    /// nearest other rows, nearest first, at least [`NEIGHBOURS`] of them or N − 1):
+    /// the calibration then costs no second search. With the exact graph the result is
+    /// that of `fit` (up to the order of tied distances); with an approximate one the
+    /// leave-one-out spreads are those of the neighbours it found. `None` when a row has
+    /// too few neighbours.
+    pub(crate) fn from_graph(
+        x: MatRef<'_, f64>,
+        idx: &[Vec<usize>],
+        dist: &[Vec<f64>],
+    ) -> Option<Novelty> {
+        let n = x.nrows();
+        if n < 2 || idx.len() != n || dist.len() != n {
+            return None;
+        }
+        let k = NEIGHBOURS.min(n - 1);
+        if idx
+            .iter()
+            .zip(dist)
+            .any(|(i, d)| i.len() < k || d.len() < k)
+        {
+            return None;
+        }
+        let idx: Vec<Vec<usize>> = idx.iter().map(|r| r[..k].to_vec()).collect();
+        let dist: Vec<Vec<f64>> = dist.iter().map(|r| r[..k].to_vec()).collect();
         Some(Self::from_neighbours(
             k,
             Reference::Points,

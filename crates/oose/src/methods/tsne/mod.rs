@@ -23,6 +23,7 @@ mod transform;
 
 pub use params::{TsneGradient, TsneInit};
 
+use crate::diagnostics::novelty::{Novelty, Pending};
 use crate::error::{Error, Result};
 use crate::extend::{local, Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
@@ -305,6 +306,7 @@ impl Tsne {
             local::training_scale(&knn(x, x, kt, true).1, kt)
         };
         let search = TrainingSearch::new(self.transform_search, n, x.ncols(), &graph.neighbours.0);
+        let fit_novelty = Pending::new(Novelty::from_graph(x, &graph.neighbours.0, dist));
         let fit = optimise::run(self, x, &p)?;
         Ok(FittedTsne {
             params: self.clone(),
@@ -317,6 +319,7 @@ impl Tsne {
             graph: graph.method,
             graph_recall: graph.recall,
             search,
+            fit_novelty,
         })
     }
 }
@@ -341,6 +344,9 @@ pub struct FittedTsne {
     graph_recall: f64,
     /// How new points' nearest training points are found.
     search: TrainingSearch,
+    /// The novelty score from the fit's kNN graph, for the model (not stored).
+    #[serde(skip)]
+    fit_novelty: Pending,
 }
 
 impl FittedTsne {
@@ -459,6 +465,13 @@ impl Fitted for FittedTsne {
     fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
         self.check_options(opts)?;
         self.place(new, strategy_of(opts), None)
+    }
+
+    /// From the fit's kNN graph (no second search) when it has the score's neighbours.
+    fn novelty(&self, _input: Option<crate::model::method::Input<'_>>) -> Option<Novelty> {
+        self.fit_novelty
+            .take()
+            .or_else(|| Novelty::fit(self.x.view()))
     }
 
     fn search_training(&self, new: MatRef<'_, f64>, k: usize) -> Option<Neighbours> {

@@ -23,6 +23,7 @@ mod params;
 
 pub use params::{OptimizeStart, UmapInit};
 
+use crate::diagnostics::novelty::{Novelty, Pending};
 use crate::error::{Error, Result};
 use crate::extend::{local, Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
@@ -202,7 +203,11 @@ impl Umap {
         let n = x.nrows();
         self.check(n)?;
         let k = self.n_neighbors - 1;
-        let graph = knn_graph(x, k, self.neighbors, self.seed);
+        // umap-learn builds its graph by NN-descent from 4096 points; here `auto` is
+        // NN-descent from 20000 points in more than 16 dimensions (60000 × 50, k = 14:
+        // 2.6 s at recall 0.994 against 6.9 s exact).
+        let method = self.neighbors.resolve_queries(n, x.ncols());
+        let graph = knn_graph(x, k, method, self.seed);
         let (idx, dist) = &graph.neighbours;
         if dist.iter().flatten().all(|&v| v == 0.0) {
             return Err(Error::InvalidValue {
@@ -258,6 +263,7 @@ impl Umap {
         let inverse_epsilon =
             local::training_scale(&knn(embedding.as_ref(), embedding.as_ref(), ki, true).1, ki);
         let search = TrainingSearch::new(self.transform_search, n, x.ncols(), idx);
+        let fit_novelty = Pending::new(Novelty::from_graph(x, idx, dist));
         Ok(FittedUmap {
             params: self.clone(),
             x: StoredMat::from_mat(x),
@@ -275,6 +281,7 @@ impl Umap {
             graph: graph.method,
             graph_recall: graph.recall,
             search,
+            fit_novelty,
         })
     }
 }
@@ -323,6 +330,9 @@ pub struct FittedUmap {
     graph: GraphMethod,
     graph_recall: f64,
     search: TrainingSearch,
+    /// The novelty score from the fit's kNN graph, for the model (not stored).
+    #[serde(skip)]
+    fit_novelty: Pending,
 }
 
 impl FittedUmap {
@@ -344,6 +354,16 @@ impl FittedUmap {
     /// Connected components of the fuzzy graph.
     pub fn components(&self) -> usize {
         self.components
+    }
+
+    /// Epochs of `optimize` (umap-learn's transform): a third of `n_epochs` when it was
+    /// given, else 100 up to 10000 training points and 30 above.
+    pub fn transform_epochs(&self) -> usize {
+        match self.params.n_epochs {
+            Some(e) => (e / 3).max(1),
+            None if self.x.nrows() <= 10_000 => 100,
+            None => 30,
+        }
     }
 
     fn search(&self, new: MatRef<'_, f64>, k: usize) -> Neighbours {
@@ -397,7 +417,7 @@ impl FittedUmap {
                 a: self.a,
                 b: self.b,
             },
-            epochs: (self.epochs / 3).max(1),
+            epochs: self.transform_epochs(),
             learning_rate: self.params.learning_rate / 4.0,
             negative_sample_rate: self.params.negative_sample_rate as f64,
             repulsion: self.params.repulsion_strength,
@@ -540,6 +560,13 @@ impl Fitted for FittedUmap {
     ) -> Result<Extension> {
         self.check_options(opts)?;
         self.place(new, strategy_of(opts), Some(near))
+    }
+
+    /// From the fit's kNN graph (no second search) when it has the score's neighbours.
+    fn novelty(&self, _input: Option<crate::model::method::Input<'_>>) -> Option<Novelty> {
+        self.fit_novelty
+            .take()
+            .or_else(|| Novelty::fit(self.x.view()))
     }
 
     fn inverse(&self, embedded: MatRef<'_, f64>) -> Option<Result<Extension>> {

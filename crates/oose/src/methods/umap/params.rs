@@ -90,7 +90,8 @@ const N_EPOCHS: ParamSpec = ParamSpec::new(
     "n_epochs",
     "n-epochs",
     Kind::Int,
-    "SGD epochs (unset: 500 up to 10000 points, else 200); optimize runs a third of them.",
+    "SGD epochs (unset: 500 up to 10000 points, else 200); optimize runs a third of them \
+     (unset: 100 up to 10000 points, else 30, as umap-learn's transform).",
 )
 .optional();
 const LEARNING_RATE: ParamSpec = ParamSpec::new(
