@@ -41,6 +41,11 @@ CASES = [
         ["spectral-clustering", "--clusters", 3, "--knn", 10],
     ),
     (oose.LocallyLinearEmbedding(n_neighbors=10), ["lle", "--knn", 10]),
+    (oose.TSNE(perplexity=10.0, max_iter=300), ["tsne", "--perplexity", 10.0, "--max-iter", 300]),
+    (
+        oose.UMAP(n_neighbors=10, n_epochs=60, random_state=3),
+        ["umap", "--n-neighbors", 10, "--n-epochs", 60, "--seed", 3],
+    ),
 ]
 IDS = [type(e).__name__ + str(i) for i, (e, _) in enumerate(CASES)]
 
