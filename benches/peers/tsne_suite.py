@@ -1,65 +1,19 @@
 """The t-SNE benchmark (run by benches/run_tsne.sh): oose's CLI, openTSNE and
 scikit-learn on Fashion-MNIST PCA-50, one run, numbers as a markdown table."""
 
-import gzip
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
-from sklearn.decomposition import PCA
-from sklearn.manifold import trustworthiness
-from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
+
+from fashion import Data, timed
 
 tmp, oose, n, m, with_sklearn, exact_n = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
 THREADS = os.cpu_count()
-
-
-def idx(path):
-    b = gzip.open(path).read()
-    nd = b[3]
-    dims = [int.from_bytes(b[4 + 4 * i : 8 + 4 * i], "big") for i in range(nd)]
-    return np.frombuffer(b, np.uint8, offset=4 + 4 * nd).reshape(dims)
-
-
-p = "/usr/share/datasets/fashion-mnist/"
-x_train = idx(p + "train-images-idx3-ubyte.gz").reshape(60000, -1)[:n] / 255.0
-y_train = idx(p + "train-labels-idx1-ubyte.gz")[:n]
-x_test = idx(p + "t10k-images-idx3-ubyte.gz").reshape(10000, -1)[:m] / 255.0
-y_test = idx(p + "t10k-labels-idx1-ubyte.gz")[:m]
-pca = PCA(50, random_state=0).fit(x_train)
-train, test = pca.transform(x_train), pca.transform(x_test)
-np.save(f"{tmp}/train.npy", train)
-np.save(f"{tmp}/test.npy", test)
-sample = np.random.default_rng(0).permutation(n)[: min(n, 5000)]
-
-
-def knn_preservation(x, y, k=10):
-    a = NearestNeighbors(n_neighbors=k + 1).fit(x).kneighbors(x, return_distance=False)[:, 1:]
-    b = NearestNeighbors(n_neighbors=k + 1).fit(y).kneighbors(y, return_distance=False)[:, 1:]
-    return np.mean([len(set(r) & set(s)) / k for r, s in zip(a, b)])
-
-
-def quality(emb):
-    return (
-        trustworthiness(train[sample], emb[sample], n_neighbors=10),
-        knn_preservation(train[sample], emb[sample]),
-    )
-
-
-def accuracy(emb, z):
-    return KNeighborsClassifier(10).fit(emb, y_train).score(z, y_test)
-
-
-def timed(f, repeat=1):
-    ts, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = f()
-        ts.append(time.perf_counter() - t)
-    return out, float(np.median(ts))
-
+data = Data(tmp, n, m)
+train, test = data.train, data.test
+quality, accuracy = data.quality, data.accuracy
 
 rows = []
 
@@ -112,7 +66,7 @@ if exact_n > 0:
                                       "--method", method))
         kls[method] = (float(info(small)["kl_divergence"]), t)
 
-ceiling = KNeighborsClassifier(10).fit(train, y_train).score(test, y_test)
+ceiling = data.ceiling()
 print(f"\n### Fashion-MNIST PCA-50: {n} training, {m} test images, {THREADS} threads\n")
 print("| method | fit (s) | KL | trustworthiness(10) | kNN preservation(10) | transform (s) | test 10-NN accuracy |")
 print("|---|---|---|---|---|---|---|")

@@ -146,6 +146,15 @@ pub struct ExtendOptions<'a> {
 }
 
 impl ExtendOptions<'_> {
+    /// The placement of a neighbour embedding (t-SNE, UMAP): `optimize` when asked for,
+    /// else `interpolation` (the default, also under the name `projection`).
+    pub fn placement(&self) -> Strategy {
+        match self.strategy {
+            Some(Strategy::Optimize) => Strategy::Optimize,
+            _ => Strategy::Interpolation,
+        }
+    }
+
     /// The names of the options given (projection counts as no option: every model
     /// extends by projection).
     pub fn given(&self) -> Vec<&'static str> {
@@ -360,6 +369,71 @@ macro_rules! fitted_basics {
 
         fn is_consistent(&self) -> bool {
             Self::is_consistent(self)
+        }
+    };
+}
+
+/// The `Fitted` items shared by the neighbour embeddings (t-SNE, UMAP): training points
+/// `self.x`; the strategies `interpolation` (default) and `optimize`, placed by the
+/// inherent `place(new, strategy, near)` after a search by `search(new, k)` for
+/// `neighbours_for(strategy)` neighbours; the novelty score from the fit's kNN graph
+/// (`self.fit_novelty`), else fitted on `self.x`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! neighbour_embedding_fitted {
+    ($method:ty) => {
+        fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
+            Some(self.x.view())
+        }
+
+        $crate::fitted_basics!();
+
+        fn check_options(&self, opts: &$crate::model::ExtendOptions<'_>) -> $crate::Result<()> {
+            opts.refuse_all_but(&["interpolation", "optimize"], |o| {
+                $crate::model::method::no_such_option(<$method as $crate::model::Method>::NAME, o)
+            })
+        }
+
+        /// `interpolation` (the default; also `projection`) or `optimize`.
+        fn extend_options(
+            &self,
+            new: faer::MatRef<'_, f64>,
+            opts: &$crate::model::ExtendOptions<'_>,
+        ) -> $crate::Result<$crate::extend::Extension> {
+            self.check_options(opts)?;
+            self.place(new, opts.placement(), None)
+        }
+
+        /// From the fit's kNN graph (no second search) when it has the score's neighbours.
+        fn novelty(
+            &self,
+            _input: Option<$crate::model::Input<'_>>,
+        ) -> Option<$crate::diagnostics::novelty::Novelty> {
+            self.fit_novelty
+                .take()
+                .or_else(|| $crate::diagnostics::novelty::Novelty::fit(self.x.view()))
+        }
+
+        fn search_training(
+            &self,
+            new: faer::MatRef<'_, f64>,
+            k: usize,
+        ) -> Option<$crate::neighbors::Neighbours> {
+            Some(self.search(new, k))
+        }
+
+        fn neighbours_wanted(&self, opts: &$crate::model::ExtendOptions<'_>) -> usize {
+            self.neighbours_for(opts.placement())
+        }
+
+        fn extend_near(
+            &self,
+            new: faer::MatRef<'_, f64>,
+            opts: &$crate::model::ExtendOptions<'_>,
+            near: &$crate::neighbors::Neighbours,
+        ) -> $crate::Result<$crate::extend::Extension> {
+            self.check_options(opts)?;
+            self.place(new, opts.placement(), Some(near))
         }
     };
 }

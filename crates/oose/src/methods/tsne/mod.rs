@@ -29,7 +29,7 @@ use crate::extend::{local, Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
-use crate::model::method::{no_such_option, ExtendOptions, Fitted, Method};
+use crate::model::method::Fitted;
 use crate::model::params::Named;
 use crate::model::specs::fmt_list;
 use crate::neighbors::{knn, knn_graph, GraphMethod, Neighbours, TrainingSearch};
@@ -440,57 +440,8 @@ impl OutOfSample for FittedTsne {
     }
 }
 
-/// The strategy asked for: `optimize`, or else `interpolation`.
-fn strategy_of(opts: &ExtendOptions<'_>) -> Strategy {
-    match opts.strategy {
-        Some(Strategy::Optimize) => Strategy::Optimize,
-        _ => Strategy::Interpolation,
-    }
-}
-
 impl Fitted for FittedTsne {
-    fn training_points(&self) -> Option<MatRef<'_, f64>> {
-        Some(self.x.view())
-    }
-
-    crate::fitted_basics!();
-
-    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        opts.refuse_all_but(&["interpolation", "optimize"], |o| {
-            no_such_option(Tsne::NAME, o)
-        })
-    }
-
-    /// `interpolation` (the default; also `projection`) or `optimize`.
-    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.place(new, strategy_of(opts), None)
-    }
-
-    /// From the fit's kNN graph (no second search) when it has the score's neighbours.
-    fn novelty(&self, _input: Option<crate::model::method::Input<'_>>) -> Option<Novelty> {
-        self.fit_novelty
-            .take()
-            .or_else(|| Novelty::fit(self.x.view()))
-    }
-
-    fn search_training(&self, new: MatRef<'_, f64>, k: usize) -> Option<Neighbours> {
-        Some(self.search(new, k))
-    }
-
-    fn neighbours_wanted(&self, opts: &ExtendOptions<'_>) -> usize {
-        self.neighbours_for(strategy_of(opts))
-    }
-
-    fn extend_near(
-        &self,
-        new: MatRef<'_, f64>,
-        opts: &ExtendOptions<'_>,
-        near: &crate::neighbors::Neighbours,
-    ) -> Result<Extension> {
-        self.check_options(opts)?;
-        self.place(new, strategy_of(opts), Some(near))
-    }
+    crate::neighbour_embedding_fitted!(Tsne);
 
     fn info(&self, v: &mut Vec<(String, String)>) {
         v.push(("tsne_neighbors".into(), self.n_neighbors.to_string()));
