@@ -45,8 +45,11 @@ def test_digits_embedding_keeps_neighbourhoods_and_umap_learns_curve(fitted):
 def test_transform_is_sample_wise_and_classifies_held_out_digits(fitted, strategy):
     est, x, y, train, test = fitted
     est.set_params(strategy=strategy)
+    before = est.model_.to_bytes()
     try:
         z, diag = est.transform(x[test], return_diagnostics=True)
+        # The model is never modified by a transform (umap-learn's once was).
+        assert est.model_.to_bytes() == before
         one_by_one = np.vstack([est.transform(x[test[i : i + 1]]) for i in range(10)])
         np.testing.assert_array_equal(one_by_one, z[:10])
         np.testing.assert_array_equal(est.transform(x[test][::-1])[::-1], z)
