@@ -41,3 +41,36 @@ pub fn fails(out: &Output, code: i32, needle: &str) {
         !err.contains("panicked") && !err.contains("backtrace") && !err.contains("internal error")
     );
 }
+
+/// Writes rows as CSV (shortest round-trip decimals), no header.
+pub fn write_csv(path: &str, rows: &[Vec<f64>]) {
+    let s: String = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    std::fs::write(path, s).unwrap();
+}
+
+/// A Swiss roll with noise 0.05, as rows.
+pub fn roll(n: usize, seed: u64) -> Vec<Vec<f64>> {
+    let d = oose::datasets::swiss_roll(n, 0.05, false, seed);
+    (0..n)
+        .map(|i| (0..3).map(|j| d.points[(i, j)]).collect())
+        .collect()
+}
+
+/// A CSV file's header and rows.
+pub fn read_csv(s: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let mut lines = s.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}

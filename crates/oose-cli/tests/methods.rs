@@ -1,0 +1,462 @@
+//! The command line method by method: the MDS family against seed 001's examples, Isomap
+//! and landmark MDS, `compare`, `theory`, interpolation and pre-images
+//! (split from cli.rs, whose helpers they share through `common`).
+
+mod common;
+
+use common::{dir, fails, oose, p, read_csv, roll, write_csv};
+
+#[test]
+fn mds_seed_001_example_2_through_the_cli() {
+    let d = dir("mds-ex2");
+    let d2 = p(&d, "d2.csv");
+    write_csv(
+        &d2,
+        &[
+            vec![0.0, 100.0, 45.0, 45.0],
+            vec![100.0, 0.0, 45.0, 45.0],
+            vec![45.0, 45.0, 0.0, 64.0],
+            vec![45.0, 45.0, 64.0, 0.0],
+        ],
+    );
+    let model = p(&d, "m.oose");
+    let out = oose(&[
+        "fit",
+        "mds",
+        "--squared-dissimilarities",
+        &d2,
+        "--output",
+        &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8_lossy(&oose(&["info", &model]).stdout).to_string();
+    assert!(
+        info.contains("eigenvalues: 50.0") && info.contains("negative_eigenvalues: none"),
+        "{info}"
+    );
+    let a2 = p(&d, "a2.csv");
+    write_csv(&a2, &[vec![386.0, 386.0, 457.0, 457.0]]);
+    let out = oose(&[
+        "extend",
+        &model,
+        "--input",
+        &a2,
+        "--strategy",
+        "restricted",
+        "--diagnostics",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (header, rows) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    let col = |name: &str| rows[0][header.iter().position(|h| h == name).unwrap()];
+    assert!(col("c1").abs() < 1e-10);
+    assert!((col("c2").abs() - 19.1833).abs() < 5e-5);
+    assert!((col("lambda") + 32.0).abs() < 1e-9);
+    assert_eq!(col("unique"), 0.0);
+    assert!((col("beta_minus_projection") - 400.0).abs() < 1e-9);
+    let out = oose(&["extend", &model, "--input", &a2]);
+    let (_, rows) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    assert!(rows[0][0].abs() < 1e-10 && rows[0][1].abs() < 1e-10);
+    // Bad proximity input: negative entry, wrong row length.
+    write_csv(&a2, &[vec![386.0, -1.0, 457.0, 457.0]]);
+    fails(
+        &oose(&["extend", &model, "--input", &a2]),
+        1,
+        "negative dissimilarity",
+    );
+    write_csv(&a2, &[vec![386.0, 457.0, 457.0]]);
+    fails(&oose(&["extend", &model, "--input", &a2]), 1, "expects 4");
+    let bad = p(&d, "bad.csv");
+    write_csv(
+        &bad,
+        &[
+            vec![0.0, 1.0, 2.0],
+            vec![1.0, 0.0, 3.0],
+            vec![2.5, 3.0, 0.0],
+        ],
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "mds",
+            "--squared-dissimilarities",
+            &bad,
+            "--output",
+            &model,
+        ]),
+        1,
+        "not symmetric",
+    );
+}
+
+#[test]
+fn isomap_and_landmark_mds_fit_extend_and_report() {
+    let d = dir("isomap");
+    let train = p(&d, "train.csv");
+    write_csv(&train, &roll(300, 1));
+    let model = p(&d, "iso.oose");
+    let out = oose(&[
+        "fit", "isomap", "--input", &train, "--knn", "8", "--output", &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let emb = read_csv(&String::from_utf8_lossy(
+        &oose(&["embedding", &model]).stdout,
+    ))
+    .1;
+    let ext = oose(&[
+        "extend",
+        &model,
+        "--input",
+        &train,
+        "--strategy",
+        "restricted",
+        "--diagnostics",
+    ]);
+    assert!(
+        ext.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ext.stderr)
+    );
+    let (header, rows) = read_csv(&String::from_utf8_lossy(&ext.stdout));
+    assert!(header.contains(&"lambda".to_string()));
+    let proj = read_csv(&String::from_utf8_lossy(
+        &oose(&["extend", &model, "--input", &train]).stdout,
+    ))
+    .1;
+    for (a, b) in proj.iter().zip(&emb) {
+        assert!((a[0] - b[0]).abs() < 1e-8 && (a[1] - b[1]).abs() < 1e-8);
+    }
+    assert_eq!(rows.len(), 300);
+    let info = String::from_utf8_lossy(&oose(&["info", &model]).stdout).to_string();
+    assert!(
+        info.contains("method: isomap") && info.contains("n_neighbors: 8"),
+        "{info}"
+    );
+    // Too few neighbours: the error names the component sizes.
+    fails(
+        &oose(&[
+            "fit", "isomap", "--input", &train, "--knn", "1", "--output", &model,
+        ]),
+        1,
+        "disconnected",
+    );
+    let lm = p(&d, "lm.oose");
+    let out = oose(&[
+        "fit",
+        "landmark-mds",
+        "--input",
+        &train,
+        "--landmarks",
+        "50",
+        "--output",
+        &lm,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8_lossy(&oose(&["info", &lm]).stdout).to_string();
+    assert!(
+        info.contains("n_landmarks: 50") && info.contains("landmarks: maxmin"),
+        "{info}"
+    );
+    let few = p(&d, "few.csv");
+    write_csv(&few, &roll(6, 9));
+    let iso = p(&d, "iso2.oose");
+    let out = oose(&[
+        "fit", "isomap", "--input", &train, "--knn", "8", "--output", &iso,
+    ]);
+    assert!(out.status.success());
+    for m in [&lm, &iso] {
+        let joint = oose(&["extend", m, "--input", &few, "--joint", "--diagnostics"]);
+        assert!(
+            joint.status.success(),
+            "{}",
+            String::from_utf8_lossy(&joint.stderr)
+        );
+        let (header, rows) = read_csv(&String::from_utf8_lossy(&joint.stdout));
+        let col = |name: &str| rows[0][header.iter().position(|h| h == name).unwrap()];
+        assert_eq!(rows.len(), 6);
+        assert!(col("joint_objective") <= col("objective_one_by_one"));
+        assert!(col("joint_objective") <= col("objective_projection"));
+    }
+    fails(
+        &oose(&["extend", &lm, "--input", &few, "--mutual", &few]),
+        2,
+        "mutual",
+    );
+}
+
+#[test]
+fn demo_mds_shows_projection_against_restricted_reconstruction() {
+    let d = dir("demo-mds");
+    let out = oose(&[
+        "demo",
+        "--method",
+        "mds",
+        "--output-dir",
+        &d.to_string_lossy(),
+        "--n",
+        "300",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.contains("restricted reconstruction y*") && s.contains("arc from projection"),
+        "{s}"
+    );
+    assert!(
+        s.contains("restricted (0.0000, 19.1833), lambda* = -32.0000"),
+        "{s}"
+    );
+}
+
+#[test]
+fn mds_seed_001_example_1_through_the_cli() {
+    // PCA of (−1, 0), (1, 0) in the inner-product form, d = 1, new object (0, 9).
+    let d = dir("mds-ex1");
+    let x = p(&d, "x.csv");
+    write_csv(&x, &[vec![-1.0, 0.0], vec![1.0, 0.0]]);
+    let model = p(&d, "m.oose");
+    let out = oose(&[
+        "fit",
+        "mds",
+        "--input",
+        &x,
+        "--components",
+        "1",
+        "--output",
+        &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let z = p(&d, "z.csv");
+    write_csv(&z, &[vec![0.0, 9.0]]);
+    let out = oose(&[
+        "extend",
+        &model,
+        "--input",
+        &z,
+        "--strategy",
+        "restricted",
+        "--diagnostics",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (header, rows) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    let col = |name: &str| rows[0][header.iter().position(|h| h == name).unwrap()];
+    assert!((col("c1").abs() - 8.8882).abs() < 5e-5, "{}", col("c1"));
+    assert!((col("beta_minus_projection") - 81.0).abs() < 1e-9);
+    assert_eq!(col("unique"), 0.0);
+    let out = oose(&["extend", &model, "--input", &z]);
+    let (_, rows) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    assert!(rows[0][0].abs() < 1e-12);
+}
+
+#[test]
+fn compare_prints_the_library_numbers() {
+    let d = dir("compare");
+    let data = p(&d, "roll.csv");
+    write_csv(&data, &roll(300, 4));
+    let out = oose(&[
+        "compare",
+        "kpca",
+        "--input",
+        &data,
+        "--holdout",
+        "0.1",
+        "--split-seed",
+        "2",
+        "--epsilon",
+        "50",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let get = |k: &str| -> String {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}: ")))
+            .unwrap_or_else(|| panic!("{k} missing in {text}"))
+            .to_string()
+    };
+    // The same computation through the library, on the same rows (the CSV round-trips
+    // doubles exactly).
+    use oose::kernel::{Epsilon, Kernel};
+    use oose::methods::kernel_pca::KernelPca;
+    let rows = roll(300, 4);
+    let x = oose::faer::Mat::from_fn(300, 3, |i, j| rows[i][j]);
+    let c = oose::diagnostics::retrain::compare_holdout(x.as_ref(), 0.1, 2, |t| {
+        KernelPca {
+            kernel: Kernel::Gaussian {
+                epsilon: Epsilon::Value(50.0),
+            },
+            ..Default::default()
+        }
+        .fit(t)
+    })
+    .unwrap();
+    assert_eq!(get("n_train"), "270");
+    assert_eq!(get("n_new"), "30");
+    assert_eq!(
+        get("relative_extension_error"),
+        format!("{:?}", c.comparison.relative_extension_error)
+    );
+    assert_eq!(
+        get("training_drift"),
+        format!("{:?}", c.comparison.training_drift)
+    );
+    // Usage errors: a bad fraction, proximity input.
+    fails(
+        &oose(&["compare", "kpca", "--input", &data, "--holdout", "1.5"]),
+        2,
+        "holdout",
+    );
+    fails(
+        &oose(&["compare", "mds", "--dissimilarities", &data]),
+        2,
+        "compare splits points",
+    );
+}
+
+#[test]
+fn theory_prints_the_batch_discrepancy() {
+    let d = dir("theory");
+    let train = p(&d, "train.csv");
+    let new = p(&d, "new.csv");
+    write_csv(&train, &roll(150, 1));
+    write_csv(&new, &roll(20, 2));
+    let model = p(&d, "k.oose");
+    assert!(oose(&[
+        "fit",
+        "kpca",
+        "--input",
+        &train,
+        "--output",
+        &model,
+        "--epsilon",
+        "20"
+    ])
+    .status
+    .success());
+    let out = oose(&["theory", &model, "--input", &new]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let get = |k: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}: ")))
+            .unwrap_or_else(|| panic!("{k} missing in {text}"))
+            .parse()
+            .unwrap()
+    };
+    let (dd, id, b) = (get("discrepancy"), get("identity"), get("bound"));
+    assert!((dd - id).abs() <= 1e-8 * id, "{dd} vs {id}");
+    assert!(dd <= b);
+    assert!(get("interlacing_worst_violation") <= 1e-9 * 150.0);
+    assert!(text.contains("exact: false"));
+    // The training points themselves: exact.
+    let out = oose(&["theory", &model, "--input", &train]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("exact: true"));
+    // Not for other models.
+    let iso = p(&d, "i.oose");
+    assert!(
+        oose(&["fit", "isomap", "--input", &train, "--output", &iso])
+            .status
+            .success()
+    );
+    fails(&oose(&["theory", &iso, "--input", &new]), 2, "kpca");
+}
+
+#[test]
+fn interpolate_and_preimage_through_the_cli() {
+    let d = dir("preimage");
+    let train = p(&d, "train.csv");
+    let new = p(&d, "new.csv");
+    write_csv(&train, &roll(400, 5));
+    write_csv(&new, &roll(10, 6));
+    let iso = p(&d, "iso.oose");
+    assert!(
+        oose(&["fit", "isomap", "--input", &train, "--output", &iso])
+            .status
+            .success()
+    );
+    let pre = p(&d, "pre.oose");
+    let out = oose(&[
+        "fit",
+        "interpolate",
+        "--from-model",
+        &iso,
+        "--values",
+        &train,
+        "--kernel",
+        "thin_plate",
+        "--output",
+        &pre,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8_lossy(&oose(&["info", &pre]).stdout).to_string();
+    assert!(
+        info.contains("kernel: thin_plate") && info.contains("tail_degree: 1"),
+        "{info}"
+    );
+    // Training embedding → training points, exactly.
+    let emb = p(&d, "emb.csv");
+    assert!(oose(&["embedding", &iso, "--output", &emb])
+        .status
+        .success());
+    let out = oose(&["extend", &pre, "--input", &emb]);
+    let (h, back) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(h, vec!["c1", "c2", "c3"]);
+    for (a, b) in back.iter().zip(roll(400, 5)) {
+        for j in 0..3 {
+            assert!((a[j] - b[j]).abs() < 1e-6, "{a:?} vs {b:?}");
+        }
+    }
+    // --values must have one row per embedded point.
+    fails(
+        &oose(&[
+            "fit",
+            "interpolate",
+            "--from-model",
+            &iso,
+            "--values",
+            &new,
+            "--output",
+            &pre,
+        ]),
+        1,
+        "values",
+    );
+}
