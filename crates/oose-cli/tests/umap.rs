@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dir, fails, oose, p};
+use common::{dir, fails, oose, p, read_csv};
 
 fn ok(args: &[&str]) -> String {
     let out = oose(args);
@@ -16,11 +16,9 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The data rows of a CSV text.
 fn rows(csv: &str) -> Vec<Vec<f64>> {
-    csv.lines()
-        .skip(1)
-        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
-        .collect()
+    read_csv(csv).1
 }
 
 #[test]

@@ -81,22 +81,6 @@ impl Rng {
         }
     }
 
-    /// Uniform integer in `0..n` (n > 0), unbiased, by Lemire's multiply-and-reject: one
-    /// 64×64-bit multiplication, a division only when the low half falls below n (a
-    /// chance of n/2⁶⁴). Faster than [`Rng::below`] in hot loops (UMAP's negative
-    /// samples), a different stream for the same state.
-    pub fn index(&mut self, n: usize) -> usize {
-        let n = n as u64;
-        let mut m = u128::from(self.next_u64()) * u128::from(n);
-        if (m as u64) < n {
-            let floor = n.wrapping_neg() % n;
-            while (m as u64) < floor {
-                m = u128::from(self.next_u64()) * u128::from(n);
-            }
-        }
-        (m >> 64) as usize
-    }
-
     /// `k` distinct indices from `0..n`, in increasing order (partial Fisher–Yates).
     pub fn sample_indices(&mut self, n: usize, k: usize) -> Vec<usize> {
         let k = k.min(n);
@@ -114,23 +98,6 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn index_is_uniform_and_in_range() {
-        let mut r = Rng::new(3);
-        let mut counts = [0usize; 7];
-        for _ in 0..70_000 {
-            counts[r.index(7)] += 1;
-        }
-        // Each count is Binomial(70000, 1/7): mean 10000, sd 92.6; 5 sd either way.
-        assert!(
-            counts.iter().all(|&c| c.abs_diff(10_000) < 463),
-            "{counts:?}"
-        );
-        assert!((0..1000).all(|_| r.index(1) == 0));
-        let big = usize::MAX / 3 * 2;
-        assert!((0..1000).all(|_| r.index(big) < big));
-    }
 
     #[test]
     fn uniform_moments() {

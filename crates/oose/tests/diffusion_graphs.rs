@@ -10,26 +10,8 @@ use oose::methods::diffusion_maps::{
 use oose::methods::OutOfSample;
 use oose::Error;
 
-fn max_abs(a: faer::MatRef<'_, f64>) -> f64 {
-    let mut m = 0.0f64;
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            m = m.max(a[(i, j)].abs());
-        }
-    }
-    m
-}
-
-fn max_diff(a: faer::MatRef<'_, f64>, b: faer::MatRef<'_, f64>) -> f64 {
-    assert_eq!((a.nrows(), a.ncols()), (b.nrows(), b.ncols()));
-    let mut m = 0.0f64;
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            m = m.max((a[(i, j)] - b[(i, j)]).abs());
-        }
-    }
-    m
-}
+mod common;
+use common::{max_abs, max_diff};
 
 #[test]
 fn eigenmaps_are_diffusion_coordinates_at_time_zero() {

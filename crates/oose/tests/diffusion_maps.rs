@@ -11,26 +11,8 @@ use oose::methods::OutOfSample;
 use oose::model::Model;
 use oose::Error;
 
-fn max_abs(a: faer::MatRef<'_, f64>) -> f64 {
-    let mut m = 0.0f64;
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            m = m.max(a[(i, j)].abs());
-        }
-    }
-    m
-}
-
-fn max_diff(a: faer::MatRef<'_, f64>, b: faer::MatRef<'_, f64>) -> f64 {
-    assert_eq!((a.nrows(), a.ncols()), (b.nrows(), b.ncols()));
-    let mut m = 0.0f64;
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            m = m.max((a[(i, j)] - b[(i, j)]).abs());
-        }
-    }
-    m
-}
+mod common;
+use common::{max_abs, max_diff};
 
 fn sq_dist(x: faer::MatRef<'_, f64>, i: usize, z: faer::MatRef<'_, f64>, j: usize) -> f64 {
     (0..x.ncols())

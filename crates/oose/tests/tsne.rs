@@ -7,33 +7,12 @@ use oose::faer::Mat;
 use oose::methods::tsne::{Tsne, TsneGradient};
 use oose::methods::OutOfSample;
 
-/// Four Gaussian blobs in 10 dimensions (labels 0..4), 50 points each.
-fn blobs(seed: u64) -> (Mat<f64>, Vec<usize>) {
-    let mut rng = oose::rng::Rng::new(seed);
-    let n = 200;
-    let centres: Vec<Vec<f64>> = (0..4)
-        .map(|_| (0..10).map(|_| 8.0 * rng.normal()).collect())
-        .collect();
-    let labels: Vec<usize> = (0..n).map(|i| i % 4).collect();
-    let x = Mat::from_fn(n, 10, |i, j| centres[labels[i]][j]);
-    let noise = rng.normal_mat(n, 10);
-    (&x + &noise, labels)
-}
-
-/// Fraction of points whose 10 nearest others in `y` mostly share their label.
-fn knn_accuracy(y: oose::faer::MatRef<'_, f64>, labels: &[usize]) -> f64 {
-    let (idx, _) = oose::neighbors::knn(y, y, 10, true);
-    let ok = idx
-        .iter()
-        .enumerate()
-        .filter(|(i, nb)| nb.iter().filter(|&&j| labels[j] == labels[*i]).count() > 5)
-        .count();
-    ok as f64 / labels.len() as f64
-}
+mod common;
+use common::{blobs, knn_accuracy};
 
 #[test]
 fn the_fit_separates_clusters_and_lowers_the_divergence() {
-    let (x, labels) = blobs(1);
+    let (x, labels) = blobs(200, 4, 1);
     let m = Tsne {
         perplexity: 20.0,
         ..Default::default()
@@ -56,7 +35,7 @@ fn the_fit_separates_clusters_and_lowers_the_divergence() {
 
 #[test]
 fn barnes_hut_and_fft_end_close_to_the_exact_gradient() {
-    let (x, _) = blobs(2);
+    let (x, _) = blobs(200, 4, 2);
     let fit = |method| {
         Tsne {
             perplexity: 15.0,
@@ -78,7 +57,7 @@ fn barnes_hut_and_fft_end_close_to_the_exact_gradient() {
 
 #[test]
 fn extension_is_exact_on_training_points_sample_wise_and_reliable_near_the_data() {
-    let (x, _) = blobs(3);
+    let (x, _) = blobs(200, 4, 3);
     let m = Tsne {
         perplexity: 20.0,
         max_iter: 400,
@@ -126,7 +105,7 @@ fn extension_is_exact_on_training_points_sample_wise_and_reliable_near_the_data(
 #[test]
 fn one_thread_and_two_give_the_same_bits() {
     use oose::neighbors::GraphMethod;
-    let (x, _) = blobs(4);
+    let (x, _) = blobs(200, 4, 4);
     let fit = |threads, method, neighbors| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -164,7 +143,7 @@ fn one_thread_and_two_give_the_same_bits() {
 fn the_approximate_graph_reports_its_recall() {
     use oose::model::Fitted;
     use oose::neighbors::GraphMethod;
-    let (x, labels) = blobs(8);
+    let (x, labels) = blobs(200, 4, 8);
     let m = Tsne {
         perplexity: 15.0,
         max_iter: 400,
@@ -188,7 +167,7 @@ fn the_approximate_graph_reports_its_recall() {
 fn the_approximate_transform_search_is_exact_on_training_points() {
     use oose::model::Fitted;
     use oose::neighbors::GraphMethod;
-    let (x, _) = blobs(9);
+    let (x, _) = blobs(200, 4, 9);
     let (train, z) = (x.as_ref().subrows(0, 160), x.as_ref().subrows(160, 40));
     let fit = |transform_search| {
         Tsne {
@@ -224,7 +203,7 @@ fn the_approximate_transform_search_is_exact_on_training_points() {
 
 #[test]
 fn bad_input_is_a_typed_error_naming_the_parameter() {
-    let (x, _) = blobs(5);
+    let (x, _) = blobs(200, 4, 5);
     let small = x.as_ref().subrows(0, 20);
     let e = Tsne::default().fit(small).unwrap_err();
     assert!(
@@ -277,7 +256,7 @@ fn bad_input_is_a_typed_error_naming_the_parameter() {
 fn optimize_is_sample_wise_with_a_finite_divergence_and_other_strategies_are_refused() {
     use oose::extend::Strategy;
     use oose::model::{ExtendOptions, Model};
-    let (x, _) = blobs(6);
+    let (x, _) = blobs(200, 4, 6);
     let train = x.as_ref().subrows(0, 180);
     let z = x.as_ref().subrows(180, 20);
     let m: Model = Tsne {

@@ -6,33 +6,13 @@
 
 use oose::error::Error;
 use oose::extend::Strategy;
-use oose::faer::{Mat, MatRef};
+use oose::faer::Mat;
 use oose::methods::umap::{OptimizeStart, Umap, UmapInit};
 use oose::methods::OutOfSample;
 use oose::model::{ExtendOptions, Fitted, Model};
 
-/// `k` Gaussian blobs in 10 dimensions (labels i % k), `n` points, centres 8σ apart.
-fn blobs(n: usize, k: usize, seed: u64) -> (Mat<f64>, Vec<usize>) {
-    let mut rng = oose::rng::Rng::new(seed);
-    let centres: Vec<Vec<f64>> = (0..k)
-        .map(|_| (0..10).map(|_| 8.0 * rng.normal()).collect())
-        .collect();
-    let labels: Vec<usize> = (0..n).map(|i| i % k).collect();
-    let x = Mat::from_fn(n, 10, |i, j| centres[labels[i]][j]);
-    let noise = rng.normal_mat(n, 10);
-    (&x + &noise, labels)
-}
-
-/// Fraction of points whose 10 nearest others in `y` mostly share their label.
-fn knn_accuracy(y: MatRef<'_, f64>, labels: &[usize]) -> f64 {
-    let (idx, _) = oose::neighbors::knn(y, y, 10, true);
-    let ok = idx
-        .iter()
-        .enumerate()
-        .filter(|(i, nb)| nb.iter().filter(|&&j| labels[j] == labels[*i]).count() > 5)
-        .count();
-    ok as f64 / labels.len() as f64
-}
+mod common;
+use common::{blobs, knn_accuracy};
 
 fn info(m: &impl Fitted) -> Vec<(String, String)> {
     let mut v = Vec::new();
@@ -82,6 +62,10 @@ fn interpolation_is_exact_on_training_points_and_both_strategies_are_sample_wise
     let (x, _) = blobs(240, 3, 2);
     let (train, z) = (x.as_ref().subrows(0, 200), x.as_ref().subrows(200, 40));
     let m: Model = quick().fit(train).unwrap().into();
+    // The novelty calibration taken from the fit's (exact) kNN graph is the one a
+    // separate search gives.
+    let own = oose::diagnostics::novelty::Novelty::fit(train).unwrap();
+    assert_eq!(m.novelty().unwrap().calibration(), own.calibration());
     let e = m.extend(train).unwrap();
     let y = m.embedding();
     let gap = (0..200)

@@ -267,7 +267,7 @@ class UMAP(_StrategyOption, _Embedding):
         weighted mean of its neighbours' positions, umap-learn's) or ``interpolation``.
     neighbors : str, default="auto"
         The kNN graph: ``exact``, ``approximate`` (NN-descent; ``info_["knn_recall"]``
-        is its recall on sampled points) or ``auto`` (approximate from 100000 points in
+        is its recall on sampled points) or ``auto`` (approximate from 20000 points in
         more than 16 dimensions).
     transform_search : str, default="auto"
         How ``transform`` finds a new point's nearest training points: ``exact``,

@@ -165,14 +165,12 @@ impl Novelty {
         {
             return None;
         }
-        let idx: Vec<Vec<usize>> = idx.iter().map(|r| r[..k].to_vec()).collect();
-        let dist: Vec<Vec<f64>> = dist.iter().map(|r| r[..k].to_vec()).collect();
         Some(Self::from_neighbours(
             k,
             Reference::Points,
             StoredMat::from_mat(x),
-            &idx,
-            &dist,
+            idx,
+            dist,
         ))
     }
 
@@ -208,12 +206,13 @@ impl Novelty {
         idx: &[Vec<usize>],
         dist: &[Vec<f64>],
     ) -> Novelty {
-        let spread: Vec<f64> = dist.iter().map(|d| mean(d)).collect();
+        // Rows may hold more than k neighbours (a method's graph): the first k count.
+        let spread: Vec<f64> = dist.iter().map(|d| mean(&d[..k.min(d.len())])).collect();
         let typical_spread = median(&mut spread.clone());
         let mut calibration: Vec<f64> = idx
             .iter()
             .zip(&spread)
-            .map(|(nb, &r)| score_of(r, nb, &spread, typical_spread))
+            .map(|(nb, &r)| score_of(r, &nb[..k.min(nb.len())], &spread, typical_spread))
             .collect();
         calibration.sort_by(f64::total_cmp);
         Novelty {

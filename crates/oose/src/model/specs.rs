@@ -36,6 +36,16 @@ pub const SEED: ParamSpec = ParamSpec::new(
     "Seed of random choices (results are deterministic given it).",
 );
 
+/// How a neighbour embedding (t-SNE, UMAP) finds new points' nearest training points.
+pub const TRANSFORM_SEARCH: ParamSpec = ParamSpec::new(
+    "transform_search",
+    "transform-search",
+    Kind::Choice(&["auto", "exact", "approximate"]),
+    "How new points' nearest training points are found: exact, approximate (a walk on \
+     the kNN graph; training points still found exactly) or auto (approximate from 20000 \
+     training points in more than 16 dimensions).",
+);
+
 /// A list of floats as `info` prints it (shortest round-trip form, comma-separated).
 pub(crate) fn fmt_list(xs: &[f64]) -> String {
     xs.iter()

@@ -65,8 +65,22 @@ impl GraphMethod {
     /// assert_eq!(GraphMethod::Auto.resolve(500_000, 3), GraphMethod::Exact);
     /// ```
     pub fn resolve(self, n: usize, dim: usize) -> GraphMethod {
+        self.resolve_from(n, dim, APPROXIMATE_FROM)
+    }
+
+    /// What `Auto` means for `n` points in `dim` dimensions when the approximate graph
+    /// starts at `from` points (a method's own threshold: UMAP's graph, like umap-learn's,
+    /// is approximate from fewer points than t-SNE's, which needs 3·perplexity + 1
+    /// neighbours per point and for which the exact brute force stays cheaper longer).
+    ///
+    /// ```
+    /// use oose::neighbors::GraphMethod;
+    /// assert_eq!(GraphMethod::Auto.resolve_from(60_000, 50, 20_000), GraphMethod::Approximate);
+    /// assert_eq!(GraphMethod::Exact.resolve_from(60_000, 50, 20_000), GraphMethod::Exact);
+    /// ```
+    pub fn resolve_from(self, n: usize, dim: usize, from: usize) -> GraphMethod {
         match self {
-            GraphMethod::Auto if n >= APPROXIMATE_FROM && dim > super::kdtree::MAX_DIM => {
+            GraphMethod::Auto if n >= from && dim > super::kdtree::MAX_DIM => {
                 GraphMethod::Approximate
             }
             GraphMethod::Auto => GraphMethod::Exact,
@@ -82,13 +96,7 @@ impl GraphMethod {
     /// assert_eq!(GraphMethod::Auto.resolve_queries(5_000, 50), GraphMethod::Exact);
     /// ```
     pub fn resolve_queries(self, n: usize, dim: usize) -> GraphMethod {
-        match self {
-            GraphMethod::Auto if n >= APPROXIMATE_QUERIES_FROM && dim > super::kdtree::MAX_DIM => {
-                GraphMethod::Approximate
-            }
-            GraphMethod::Auto => GraphMethod::Exact,
-            other => other,
-        }
+        self.resolve_from(n, dim, APPROXIMATE_QUERIES_FROM)
     }
 }
 

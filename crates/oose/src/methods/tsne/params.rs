@@ -5,7 +5,7 @@ use super::{FittedTsne, Tsne};
 use crate::error::Result;
 use crate::model::method::{points_only, Configuration, Input, Method};
 use crate::model::params::{join, Kind, Named, ParamSpec, Values, NO_PARAMS};
-use crate::model::specs::{N_COMPONENTS, SEED};
+use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
 use crate::validate;
 use serde::{Deserialize, Serialize};
 
@@ -141,14 +141,6 @@ const NEIGHBORS: ParamSpec = ParamSpec::new(
     Kind::Choice(&["auto", "exact", "approximate"]),
     "The kNN graph of P: exact, approximate (NN-descent; its recall on a sample is in \
      the model info) or auto (approximate from 100000 points in more than 16 dimensions).",
-);
-const TRANSFORM_SEARCH: ParamSpec = ParamSpec::new(
-    "transform_search",
-    "transform-search",
-    Kind::Choice(&["auto", "exact", "approximate"]),
-    "How new points' nearest training points are found: exact, approximate (a walk on \
-     the kNN graph; training points still found exactly) or auto (approximate from 20000 \
-     training points in more than 16 dimensions).",
 );
 const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
     "transform_neighbors",

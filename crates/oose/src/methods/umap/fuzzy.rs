@@ -67,11 +67,23 @@ pub(crate) fn membership(d: f64, rho: f64, sigma: f64) -> f64 {
 /// The fuzzy union v_ij = v_{j|i} + v_{i|j} − v_{j|i} v_{i|j} of the directed memberships
 /// of every point's neighbours `idx` (itself excluded) at distances `dist`, with
 /// `k` = n_neighbors (the point included): a symmetric sparse matrix.
-pub(crate) fn fuzzy_union(idx: &[Vec<usize>], dist: &[Vec<f64>], k: usize) -> SymCsr {
+/// The mean neighbour distance over all points, each point's zero distance to itself
+/// counted (umap-learn's), from the neighbours `dist` that exclude the point: σ's floor
+/// when ρ = 0.
+pub(crate) fn mean_distance(dist: &[Vec<f64>]) -> f64 {
+    let count: usize = dist.iter().map(Vec::len).sum();
+    dist.iter().flatten().sum::<f64>() / (count + dist.len()).max(1) as f64
+}
+
+/// `mean_all` is [`mean_distance`] of `dist`.
+pub(crate) fn fuzzy_union(
+    idx: &[Vec<usize>],
+    dist: &[Vec<f64>],
+    k: usize,
+    mean_all: f64,
+) -> SymCsr {
     let n = idx.len();
     let target = (k as f64).log2();
-    let count: usize = dist.iter().map(Vec::len).sum();
-    let mean_all = dist.iter().flatten().sum::<f64>() / (count + n).max(1) as f64;
     let directed: Vec<Vec<f64>> = dist
         .par_iter()
         .map(|d| {
@@ -230,7 +242,7 @@ mod tests {
             vec![1.5, 2.0],
             vec![3.0, 3.5],
         ];
-        let g = fuzzy_union(&idx, &dist, 3);
+        let g = fuzzy_union(&idx, &dist, 3, mean_distance(&dist));
         let m = g.to_dense();
         for i in 0..4 {
             assert_eq!(m[(i, i)], 0.0);

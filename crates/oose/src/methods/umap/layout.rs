@@ -66,6 +66,29 @@ fn clip(v: f64) -> f64 {
     v.clamp(-CLIP, CLIP)
 }
 
+/// Which coefficient a step takes.
+#[derive(Clone, Copy)]
+enum Force {
+    Attract,
+    Repel,
+}
+
+/// One SGD step of `pos` against `other`: pos += step · clip(coef(d²) · (pos − other)),
+/// nothing when they coincide.
+#[inline]
+fn step_from(pos: &mut [f64], other: &[f64], step: f64, sgd: &Sgd, force: Force) {
+    let d2 = sq(pos, other);
+    if d2 > 0.0 {
+        let coef = match force {
+            Force::Attract => sgd.curve.attract(d2),
+            Force::Repel => sgd.curve.repel(d2, sgd.repulsion),
+        };
+        for (p, o) in pos.iter_mut().zip(other) {
+            *p += step * clip(coef * (*p - o));
+        }
+    }
+}
+
 fn sq(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(p, q)| (p - q) * (p - q)).sum()
 }
@@ -139,31 +162,19 @@ pub(crate) fn optimise(y: &mut [f64], d: usize, w: &SymCsr, sgd: &Sgd, report: &
                         }
                         let j = w.cols[e] as usize;
                         let other = &before[j * d..(j + 1) * d];
-                        let d2 = sq(pos, other);
-                        if d2 > 0.0 {
-                            let coef = sgd.curve.attract(d2);
-                            for k in 0..d {
-                                pos[k] += 2.0 * alpha * clip(coef * (pos[k] - other[k]));
-                            }
-                        }
+                        step_from(pos, other, 2.0 * alpha, sgd, Force::Attract);
                         next_part[local] += per_sample[e];
                         let due = ((epoch as f64 - neg_part[local]) / per_negative[e]).floor();
                         let count = if due > 0.0 { due as usize } else { 0 };
                         let rng =
                             rng.get_or_insert_with(|| stream(sgd.seed, epoch as u64, i as u64));
                         for _ in 0..count {
-                            let k = rng.index(n);
+                            let k = rng.below(n);
                             if k == i {
                                 continue;
                             }
                             let other = &before[k * d..(k + 1) * d];
-                            let d2 = sq(pos, other);
-                            if d2 > 0.0 {
-                                let coef = sgd.curve.repel(d2, sgd.repulsion);
-                                for t in 0..d {
-                                    pos[t] += alpha * clip(coef * (pos[t] - other[t]));
-                                }
-                            }
+                            step_from(pos, other, alpha, sgd, Force::Repel);
                         }
                         neg_part[local] += count as f64 * per_negative[e];
                     }
@@ -173,21 +184,27 @@ pub(crate) fn optimise(y: &mut [f64], d: usize, w: &SymCsr, sgd: &Sgd, report: &
     }
 }
 
-/// Moves one new point `pos` against the fixed training embedding `y` (row-major, n×d)
+/// Moves one new point `pos` against the fixed training embedding `y` (n×d)
 /// along its memberships `v` to training points `nb` (umap-learn's transform made
 /// sample-wise: the schedule is normalised by the largest possible membership, 1, not
 /// by the batch's largest, and the negative samples come from `rng`, seeded by the row's
 /// own bytes). Learning rate `sgd.learning_rate`, decaying linearly over `sgd.epochs`.
 pub(crate) fn optimise_point(
     pos: &mut [f64],
-    y: &[f64],
+    y: MatRef<'_, f64>,
     nb: &[usize],
     v: &[f64],
     sgd: &Sgd,
     rng: &mut Rng,
 ) {
-    let d = pos.len();
-    let n = y.len() / d;
+    let (n, d) = (y.nrows(), pos.len());
+    // The training point being pulled or pushed against.
+    let mut other = vec![0.0; d];
+    let row = |j: usize, other: &mut [f64]| {
+        for (c, o) in other.iter_mut().enumerate() {
+            *o = y[(j, c)];
+        }
+    };
     let epochs = sgd.epochs as f64;
     // Edges with v < 1/epochs are never sampled.
     let edges: Vec<(usize, f64)> = nb
@@ -207,28 +224,15 @@ pub(crate) fn optimise_point(
             if next[t] > epoch as f64 {
                 continue;
             }
-            let other = &y[j * d..(j + 1) * d];
-            let d2 = sq(pos, other);
-            if d2 > 0.0 {
-                let coef = sgd.curve.attract(d2);
-                for k in 0..d {
-                    pos[k] += alpha * clip(coef * (pos[k] - other[k]));
-                }
-            }
+            row(j, &mut other);
+            step_from(pos, &other, alpha, sgd, Force::Attract);
             next[t] += per;
             let per_negative = per / sgd.negative_sample_rate;
             let due = ((epoch as f64 - next_negative[t]) / per_negative).floor();
             let count = if due > 0.0 { due as usize } else { 0 };
             for _ in 0..count {
-                let k = rng.index(n);
-                let other = &y[k * d..(k + 1) * d];
-                let d2 = sq(pos, other);
-                if d2 > 0.0 {
-                    let coef = sgd.curve.repel(d2, sgd.repulsion);
-                    for c in 0..d {
-                        pos[c] += alpha * clip(coef * (pos[c] - other[c]));
-                    }
-                }
+                row(rng.below(n), &mut other);
+                step_from(pos, &other, alpha, sgd, Force::Repel);
             }
             next_negative[t] += count as f64 * per_negative;
         }
