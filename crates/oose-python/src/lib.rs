@@ -26,6 +26,8 @@ use oose::model::{ExtendOptions, Input, MethodInfo, Model, METHODS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::sync::{Arc, Mutex};
 
 /// A library error as the `ValueError` Python users expect, with the same message.
 fn value_error(e: oose::Error) -> PyErr {
@@ -41,6 +43,71 @@ fn guarded<T>(f: impl FnOnce() -> oose::Result<T>) -> PyResult<T> {
             "internal error (please report): {}",
             oose::error::panic_message(p.as_ref())
         ))),
+    }
+}
+
+/// The thread pool of `n_jobs` (scikit-learn's convention: `None` or −1 all cores,
+/// −2 all but one, …; a positive count as given). `None` returned: rayon's global pool
+/// (all cores). Pools are kept per size: a `transform` of one row must not pay for
+/// spawning threads.
+fn pool(n_jobs: Option<i64>) -> PyResult<Option<Arc<ThreadPool>>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
+    let n = match n_jobs {
+        None | Some(-1) => return Ok(None),
+        Some(0) => {
+            return Err(PyValueError::new_err(
+                "n_jobs: 0 is not a thread count (None or -1: all cores, k > 0: k threads)",
+            ))
+        }
+        Some(k) if k > 0 => k,
+        Some(k) => (cores + 1 + k).max(1),
+    } as usize;
+    static POOLS: Mutex<Vec<(usize, Arc<ThreadPool>)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+        return Ok(Some(p.clone()));
+    }
+    let p = Arc::new(
+        ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| PyValueError::new_err(format!("n_jobs: {e}")))?,
+    );
+    pools.push((n, p.clone()));
+    Ok(Some(p))
+}
+
+/// Runs `f` in `pool` (or on the global pool).
+fn in_pool<T: Send>(pool: &Option<Arc<ThreadPool>>, f: impl FnOnce() -> T + Send) -> T {
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
+/// While alive, the library's progress messages go to Python's `sys.stderr` (shown
+/// in notebooks too), prefixed `[oose]`.
+struct Verbose;
+
+impl Verbose {
+    fn new(on: bool) -> Option<Verbose> {
+        on.then(|| {
+            oose::progress::set_hook(Some(Box::new(|msg: &str| {
+                Python::attach(|py| {
+                    if let Ok(err) = py.import("sys").and_then(|s| s.getattr("stderr")) {
+                        let _ = err.call_method1("write", (format!("[oose] {msg}\n"),));
+                        let _ = err.call_method0("flush");
+                    }
+                });
+            })));
+            Verbose
+        })
+    }
+}
+
+impl Drop for Verbose {
+    fn drop(&mut self) {
+        oose::progress::set_hook(None);
     }
 }
 
@@ -100,7 +167,9 @@ fn extension_to_python<'py>(
         PyArray1::from_vec(py, e.reconstruction_error),
     )?;
     for c in e.extra {
-        if c.name == "is_novel" && c.values.iter().all(|v| v.is_finite()) {
+        // The 0/1 columns are flags: booleans in Python (where every row has one).
+        let flag = matches!(c.name, "is_novel" | "unique" | "isolated");
+        if flag && c.values.iter().all(|v| v.is_finite()) {
             let flags: Vec<bool> = c.values.iter().map(|&v| v != 0.0).collect();
             diag.set_item(c.name, PyArray1::from_vec(py, flags))?;
         } else {
@@ -250,8 +319,39 @@ impl PyModel {
         }
     }
 
+    /// The annotations stored with the model: `{key: text}` (the Python estimator's
+    /// constructor parameters as JSON; empty for a file written by `oose fit`).
+    fn annotations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in self.inner.annotations() {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// The same model with `annotations` (`{key: text}`) in place of its own.
+    fn with_annotations(&self, annotations: &Bound<'_, PyDict>) -> PyResult<PyModel> {
+        let pairs = annotations
+            .iter()
+            .map(|(k, v)| Ok((k.extract::<String>()?, v.extract::<String>()?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = self
+            .inner
+            .clone()
+            .with_annotations(pairs)
+            .map_err(value_error)?;
+        Ok(PyModel { inner })
+    }
+
+    /// What the fit decided that the user should know (a disconnected graph connected
+    /// or embedded by components); empty for a model read from bytes. The estimators
+    /// issue them as warnings.
+    fn fit_warnings(&self) -> Vec<String> {
+        self.inner.fitted().fit_warnings().to_vec()
+    }
+
     /// The parameters the model was fitted with, by their SPEC names (what `fit`
-    /// takes; ε as given, `info()` has the ε chosen).
+    /// takes; ε as the model records it: see `Model::params`).
     fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         to_dict(py, &self.inner.params())
     }
@@ -261,7 +361,7 @@ impl PyModel {
     /// `on_isolated` override a diffusion-map model's; `kernel_diagonal` gives k(z, z)
     /// for a precomputed kernel; `alpha` is the level of `is_novel` (default: the
     /// model's, 0.01).
-    #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None))]
+    #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None, n_jobs=None))]
     // One argument per Python keyword: the signature is the Python one.
     #[allow(clippy::too_many_arguments)]
     fn extend<'py>(
@@ -273,7 +373,9 @@ impl PyModel {
         on_isolated: Option<&str>,
         kernel_diagonal: Option<PyReadonlyArray1<'py, f64>>,
         alpha: Option<f64>,
+        n_jobs: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
+        let threads = pool(n_jobs)?;
         let rows = Rows::new(&z, "X")?;
         let diag: Option<Vec<f64>> = kernel_diagonal
             .map(|d| d.as_slice().map(<[f64]>::to_vec))
@@ -293,21 +395,29 @@ impl PyModel {
             alpha,
         };
         let model = &self.inner;
-        let e = py.detach(|| guarded(|| model.extend_options(rows.mat(), &opts)))?;
+        let e = py.detach(|| {
+            in_pool(&threads, || {
+                guarded(|| model.extend_options(rows.mat(), &opts))
+            })
+        })?;
         extension_to_python(py, e)
     }
 
     /// The inverse transform (UMAP): rows of embedding coordinates back to the input
     /// space; returns `(points, diagnostics)` with `residual` (the interpolation's power
     /// function) and `reconstruction_error`.
+    #[pyo3(signature = (y, *, n_jobs=None))]
     fn inverse_transform<'py>(
         &self,
         py: Python<'py>,
         y: PyReadonlyArray2<'py, f64>,
+        n_jobs: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
+        let threads = pool(n_jobs)?;
         let rows = Rows::new(&y, "X")?;
         let model = &self.inner;
-        let e = py.detach(|| guarded(|| model.inverse_transform(rows.mat())))?;
+        let e =
+            py.detach(|| in_pool(&threads, || guarded(|| model.inverse_transform(rows.mat()))))?;
         extension_to_python(py, e)
     }
 
@@ -359,7 +469,9 @@ impl PyModel {
 /// values for `interpolate`; `input` names what `x` holds for classical MDS (`points`,
 /// `squared-dissimilarities`, `dissimilarities`, `similarities`).
 #[pyfunction]
-#[pyo3(signature = (method, x, params, *, values=None, input="points"))]
+#[pyo3(signature = (method, x, params, *, values=None, input="points", n_jobs=None, verbose=false))]
+// One argument per Python keyword: the signature is the Python one.
+#[allow(clippy::too_many_arguments)]
 fn fit(
     py: Python<'_>,
     method: &str,
@@ -367,7 +479,10 @@ fn fit(
     params: &Bound<'_, PyDict>,
     values: Option<PyReadonlyArray2<'_, f64>>,
     input: &str,
+    n_jobs: Option<i64>,
+    verbose: bool,
 ) -> PyResult<PyModel> {
+    let threads = pool(n_jobs)?;
     let info = MethodInfo::named(method).map_err(value_error)?;
     let mut bag = Values::new();
     for (k, v) in params.iter() {
@@ -381,18 +496,21 @@ fn fit(
         .as_ref()
         .map(|v| Rows::new(v, "values"))
         .transpose()?;
+    let _progress = Verbose::new(verbose);
     let model = py.detach(|| {
-        guarded(|| {
-            let x = rows.mat();
-            let input = match (&f, kind) {
-                (Some(f), _) => Input::Values {
-                    points: x,
-                    values: f.mat(),
-                },
-                (None, Proximity::Points) => Input::Points(x),
-                (None, kind) => Input::Proximity(x, kind),
-            };
-            (info.fit)(&bag, input)
+        in_pool(&threads, || {
+            guarded(|| {
+                let x = rows.mat();
+                let input = match (&f, kind) {
+                    (Some(f), _) => Input::Values {
+                        points: x,
+                        values: f.mat(),
+                    },
+                    (None, Proximity::Points) => Input::Points(x),
+                    (None, kind) => Input::Proximity(x, kind),
+                };
+                (info.fit)(&bag, input)
+            })
         })
     })?;
     Ok(PyModel { inner: model })

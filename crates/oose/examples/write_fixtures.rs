@@ -491,6 +491,18 @@ fn fixtures() -> Vec<Fixture> {
             z,
             false,
         ),
+        // Format 3 (0.5.0): a model with the annotations an interface stores.
+        fix(
+            "annotated-kpca-v3",
+            Model::from(kpca(gauss(1.5), true, Solver::Dense).fit(x).unwrap())
+                .with_annotations(vec![
+                    ("strategy".into(), "'restricted'".into()),
+                    ("n_jobs".into(), "2".into()),
+                ])
+                .unwrap(),
+            z,
+            true,
+        ),
     ]
 }
 

@@ -6,6 +6,7 @@
 
 use oose::extend::{Extension, Strategy};
 use oose::faer::Mat;
+use oose::methods::OutOfSample;
 use oose::model::{ExtendOptions, Model};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -143,4 +144,37 @@ fn every_fixture_decodes_reencodes_and_extends_bitwise() {
     for m in oose::model::METHODS {
         assert!(methods.contains(m.name), "no fixture for {}", m.name);
     }
+}
+
+#[test]
+fn annotations_are_kept_from_format_3_and_empty_before() {
+    let read = |name: &str| {
+        let bytes = std::fs::read(dir().join(name).with_extension("oose")).unwrap();
+        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+        (version, Model::from_bytes(&bytes).unwrap())
+    };
+    let (v, m) = read("annotated-kpca-v3");
+    assert_eq!(v, 3);
+    let want = [("strategy", "'restricted'"), ("n_jobs", "2")];
+    let got: Vec<(&str, &str)> = m
+        .annotations()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(got, want);
+    let (v, m) = read("umap");
+    assert_eq!(v, 2);
+    assert!(m.annotations().is_empty());
+    // Annotations change no number: the same fit, written in format 2 without them
+    // (by older code), extends the same points to the same coordinates.
+    let (_, plain) = read("kpca-gaussian-centred");
+    let (_, annotated) = read("annotated-kpca-v3");
+    let (input, _) = read_input(&dir().join("annotated-kpca-v3.input"));
+    let e1 = annotated.extend(input.as_ref()).unwrap();
+    let e2 = plain.extend(input.as_ref()).unwrap();
+    let diff = (0..e1.coordinates.nrows())
+        .flat_map(|i| (0..e1.coordinates.ncols()).map(move |j| (i, j)))
+        .map(|(i, j)| (e1.coordinates[(i, j)] - e2.coordinates[(i, j)]).abs())
+        .fold(0.0, f64::max);
+    assert!(diff < 1e-12, "{diff}");
 }

@@ -18,7 +18,7 @@ block on a cluster.
 """
 
 from . import _oose, datasets
-from ._base import OoseEstimator, _load_model
+from ._base import FitWarning, OoseEstimator, _document_runtime, _load_model
 from ._estimators import (
     ClassicalMDS,
     DiffusionMaps,
@@ -47,24 +47,38 @@ _ESTIMATORS = (
     UMAP,
 )
 _BY_METHOD = {cls._method: cls for cls in _ESTIMATORS}
+for _cls in _ESTIMATORS:
+    _document_runtime(_cls)
+
+
+def _class_of(model, where):
+    cls = _BY_METHOD.get(model.method)
+    if cls is None:
+        raise ValueError(
+            f"{where}: a {model.method} model has no Python estimator "
+            f"(use the command line: oose extend)"
+        )
+    return cls
 
 
 def load(path, **params):
     """The fitted estimator stored in a model file (written by ``save`` or by
-    ``oose fit``), of the class that matches its method."""
-    model = _load_model(path)
-    cls = _BY_METHOD.get(model.method)
-    if cls is None:
-        raise ValueError(
-            f"{path}: a {model.method} model has no Python estimator "
-            f"(use the command line: oose extend)"
-        )
-    return cls.load(path, **params)
+    ``oose fit``), of the class that matches its method, with the constructor
+    parameters it was fitted with (see :meth:`OoseEstimator.load`)."""
+    return _class_of(_load_model(path), path).load(path, **params)
+
+
+def from_bytes(data, **params):
+    """The fitted estimator in ``data`` (the bytes of ``to_bytes``, of a model file
+    written by ``save`` or by ``oose fit``), of the class that matches its method."""
+    model = _oose.Model.from_bytes(bytes(data))
+    return _class_of(model, "the bytes").from_bytes(data, **params)
 
 
 __all__ = [
     "ClassicalMDS",
     "DiffusionMaps",
+    "FitWarning",
     "Isomap",
     "KernelInterpolator",
     "KernelPCA",
@@ -76,5 +90,6 @@ __all__ = [
     "OoseEstimator",
     "SpectralClustering",
     "datasets",
+    "from_bytes",
     "load",
 ]

@@ -1,17 +1,36 @@
 """What every oose estimator shares: input validation, fitting through the Rust core,
-extension with per-point diagnostics, pickling through the model file format, save/load.
+extension with per-point diagnostics, scikit-learn's output API, pickling through the
+model file format, save/load with the constructor parameters.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import numbers
 import os
+import re
+import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from . import _oose
+
+try:  # scikit-learn's set_output configuration (private, stable since 1.2)
+    from sklearn.utils._set_output import _get_output_config
+except ImportError:  # pragma: no cover - a future scikit-learn that moved it
+    _get_output_config = None
+
+#: Prefix of the model-file annotations that hold the Python constructor parameters.
+_PARAM_KEY = "python."
+
+
+class FitWarning(UserWarning):
+    """What a fit decided that the user should know: a disconnected neighbour graph
+    connected (Isomap) or embedded component by component (the diffusion methods)."""
 
 
 def _load_model(path) -> "_oose.Model":
@@ -19,26 +38,110 @@ def _load_model(path) -> "_oose.Model":
         return _oose.Model.from_bytes(f.read())
 
 
+_INT = re.compile(r"^[+-]?\d+$")
+
+
+def _typed(text: str):
+    """A value of ``Model.info()`` (text) as what it is: a bool, an int, a float, an
+    array of floats (comma-separated numbers) or, failing those, the text."""
+    if text in ("true", "false"):
+        return text == "true"
+    if _INT.match(text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if "," in text:
+        try:
+            return np.array([float(p) for p in text.split(",")])
+        except ValueError:
+            pass
+    return text
+
+
+def _params_of(cls, model) -> dict:
+    """The constructor parameters of ``cls`` that ``model`` was fitted with: those the
+    Python estimator stored with it, else the core's by SPEC name (a file written by
+    ``oose fit``: ``seed`` is ``random_state``; what the core does not record keeps
+    the constructor's default; kernel PCA and the interpolator record the ε that
+    ``"auto"`` chose, which refits the same model on the same data)."""
+    names = cls._get_param_names()
+    stored = {
+        k[len(_PARAM_KEY):]: json.loads(v)
+        for k, v in model.annotations().items()
+        if k.startswith(_PARAM_KEY)
+    }
+    if stored:
+        return {k: v for k, v in stored.items() if k in names}
+    core = dict(model.params())
+    if "seed" in core:
+        core["random_state"] = core.pop("seed")
+    info = dict(model.info())
+    if "input" in names and "input" in info:
+        core["input"] = info["input"]
+    # The core's None is "the method's rule": the constructor's default spells it.
+    return {k: core[k] for k in names if core.get(k) is not None}
+
+
 def _aligned(a):
     return np.require(a, dtype=np.float64, requirements=["C_CONTIGUOUS", "ALIGNED"])
 
 
 def _seed(random_state, name="random_state") -> int:
-    if random_state is None:
-        return 0
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+    """The core's seed from scikit-learn's ``random_state``: an int is the seed; None
+    draws a fresh one from the operating system's entropy; a ``RandomState`` or
+    ``Generator`` draws one from its stream (and advances it)."""
+    if isinstance(random_state, bool):
+        raise ValueError(f"{name}: expected an int, None or a RandomState, got a bool")
+    if isinstance(random_state, numbers.Integral):
         if random_state < 0:
             raise ValueError(f"{name}: must be >= 0, got {random_state}")
         return int(random_state)
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 1)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(check_random_state(random_state).randint(0, 2**31 - 1))
     raise ValueError(
-        f"{name}: expected an int seed (oose's choices are deterministic given it), "
-        f"got {random_state!r}"
+        f"{name}: expected an int seed, None (fresh entropy), a numpy RandomState or "
+        f"Generator, got {random_state!r}"
     )
 
 
 #: Constructor parameters that are not the core's fit parameters: extension options,
-#: and what the matrix given to ``fit`` holds (classical MDS).
-_NOT_FIT_PARAMS = ("strategy", "input")
+#: what the matrix given to ``fit`` holds (classical MDS), threads and progress.
+_NOT_FIT_PARAMS = ("strategy", "input", "n_jobs", "verbose")
+
+#: Constructor parameters that ``load`` and ``from_bytes`` may set: they act at
+#: extension time only (``density`` and ``on_isolated`` override a diffusion model's).
+_LOAD_OPTIONS = ("strategy", "density", "on_isolated", "n_jobs", "verbose")
+
+
+#: The constructor parameters every estimator has, documented once (appended to each
+#: estimator's Parameters section by ``_document_runtime``).
+_RUNTIME_DOC = """    n_jobs : int or None, default=None
+        Threads of ``fit`` and ``transform`` (a scoped pool: other code keeps its own).
+        ``None`` or −1: all cores; −2: all but one; k > 0: k threads. Results do not
+        depend on it (the methods are deterministic whatever the thread count).
+    verbose : bool, default=False
+        Print progress of long fits (the solver's stages, t-SNE's iterations and
+        divergence, UMAP's epochs) to ``sys.stderr``, prefixed ``[oose]``.
+"""
+
+
+def _document_runtime(cls):
+    """Appends ``n_jobs`` and ``verbose`` to the Parameters section of ``cls``'s
+    docstring (before its Attributes or Examples section)."""
+    doc = cls.__doc__ or ""
+    for head in ("\n    Attributes\n", "\n    Examples\n"):
+        at = doc.find(head)
+        if at >= 0:
+            cls.__doc__ = doc[:at].rstrip("\n") + "\n" + _RUNTIME_DOC + doc[at:]
+            return cls
+    cls.__doc__ = doc.rstrip() + "\n" + _RUNTIME_DOC
+    return cls
 
 
 class OoseEstimator(BaseEstimator):
@@ -60,8 +163,18 @@ class OoseEstimator(BaseEstimator):
     ``n_features_in_``
         Number of columns seen in ``fit`` (N for kernel or proximity matrices).
     ``info_``
-        A dict of what ``oose info`` prints: parameters actually used (the ε chosen by
-        ``"auto"``), solver, eigenvalues, sizes.
+        A dict of what ``oose info`` prints, typed (numbers are numbers, flags are
+        bools, lists of eigenvalues are arrays): parameters actually used (the ε chosen
+        by ``"auto"``), solver, eigenvalues, sizes.
+    ``seed_``
+        The seed the fit used (``random_state`` resolved; estimators with a
+        ``random_state`` only).
+
+    ``save``, ``to_bytes`` and pickling store the constructor parameters with the model
+    (as annotations of the model file): ``load``, ``from_bytes`` and unpickling give an
+    estimator whose ``get_params()`` equals the original's, so ``clone`` of a loaded
+    estimator refits with the same hyperparameters (a ``random_state`` given as a
+    ``RandomState`` or ``Generator`` comes back as the int seed drawn from it).
     """
 
     #: the model's method name (`oose info` prints it); checked by ``load``
@@ -82,12 +195,46 @@ class OoseEstimator(BaseEstimator):
                 out[k] = v
         return out
 
+    def _runtime(self) -> dict:
+        """``n_jobs`` (threads of fit and transform; None: all cores)."""
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs is not None and (
+            isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
+        ):
+            raise ValueError(f"n_jobs: expected None or an int, got {n_jobs!r}")
+        return {"n_jobs": None if n_jobs is None else int(n_jobs)}
+
     def _fit_model(self, X, y, **inputs):
         """Fits the method through the core's registry; ``inputs`` are ``values`` (the
         function values of an interpolant) or ``input`` (what ``X`` holds)."""
         if "input" in self.get_params(deep=False):
             inputs.setdefault("input", self.input)
-        return _oose.fit(self._method, X, self._core_params(), **inputs)
+        model = _oose.fit(
+            self._method,
+            X,
+            self._core_params(),
+            verbose=bool(getattr(self, "verbose", False)),
+            **self._runtime(),
+            **inputs,
+        )
+        for message in model.fit_warnings():
+            warnings.warn(f"{type(self).__name__}: {message}", FitWarning, stacklevel=3)
+        return model
+
+    def _annotations(self, model) -> dict:
+        """The constructor parameters as model-file annotations (JSON text); a
+        ``random_state`` that is not an int is stored as the seed the fit drew."""
+        out = {}
+        for k, v in self.get_params(deep=False).items():
+            if isinstance(v, np.generic):
+                v = v.item()
+            if k == "random_state" and v is not None and not isinstance(v, numbers.Integral):
+                v = model.params()["seed"]
+            try:
+                out[_PARAM_KEY + k] = json.dumps(v)
+            except TypeError:  # not a literal: the core's record of it stands
+                continue
+        return out
 
     def _extend_options(self) -> dict:
         """Keyword arguments of ``Model.extend`` taken from the constructor."""
@@ -138,11 +285,16 @@ class OoseEstimator(BaseEstimator):
             and bool(np.isfinite(X).all())
         )
 
-    def _fitted(self, model) -> None:
-        """Sets the fitted attributes from the Rust model."""
+    def _fitted(self, model, annotate=True) -> None:
+        """Sets the fitted attributes from the Rust model (with this estimator's
+        parameters stored in it, unless it comes from a file)."""
+        if annotate:
+            model = model.with_annotations(self._annotations(model))
         self.model_ = model
         self.embedding_ = model.embedding()
-        self.info_ = dict(model.info())
+        self.info_ = {k: _typed(v) for k, v in model.info()}
+        if "seed" in model.params():
+            self.seed_ = model.params()["seed"]
         ev = model.eigenvalues()
         if ev is not None:
             self.eigenvalues_ = np.asarray(ev)
@@ -157,42 +309,99 @@ class OoseEstimator(BaseEstimator):
         self._fitted(self._fit_model(X, y))
         return self
 
-    def _extend(self, X, alpha=None):
+    def _extend(self, X, alpha=None, **options):
         check_is_fitted(self, "model_")
         X = self._validate(X, reset=False)
-        return self.model_.extend(X, **self._extend_options(), alpha=alpha)
+        return self.model_.extend(
+            X, **self._extend_options(), alpha=alpha, **options, **self._runtime()
+        )
+
+    @property
+    def _n_features_out(self):
+        """Number of output columns (``get_feature_names_out`` names them)."""
+        return self.embedding_.shape[1]
 
     # -- files and pickling ------------------------------------------------------------
-    def save(self, path) -> None:
-        """Writes the fitted model to ``path`` in the file format of ``oose fit`` (the
-        CLI reads it: ``oose extend path --input new.npy``)."""
+    def to_bytes(self) -> bytes:
+        """The fitted model in the file format of ``oose fit``, with this estimator's
+        constructor parameters (:meth:`from_bytes` reads it back)."""
         check_is_fitted(self, "model_")
+        return self.model_.to_bytes()
+
+    def save(self, path) -> None:
+        """Writes :meth:`to_bytes` to ``path`` (the CLI reads it: ``oose extend path
+        --input new.npy``)."""
+        data = self.to_bytes()
         with open(os.fspath(path), "wb") as f:
-            f.write(self.model_.to_bytes())
+            f.write(data)
+
+    @classmethod
+    def from_bytes(cls, data, **params):
+        """The fitted estimator in ``data`` (bytes of :meth:`to_bytes`, of ``save``'s
+        files or of ``oose fit``'s), with the constructor parameters it was fitted
+        with; see :meth:`load`."""
+        return cls._from_model(_oose.Model.from_bytes(bytes(data)), "the bytes", params)
 
     @classmethod
     def load(cls, path, **params):
         """An estimator fitted from a model file written by ``save`` or by ``oose fit``.
 
-        ``params`` set constructor parameters that apply at extension time (for
-        example ``strategy``); the fitted parameters are those stored in the file
-        (see ``info_``).
+        Its constructor parameters are those it was fitted with (a file written by
+        ``oose fit``: the core's parameters, and the defaults of what the command line
+        does not record). ``params`` set constructor parameters that apply at extension
+        time (``strategy``, ``n_jobs``); a fit parameter given here is an error, since
+        it would not describe the model.
         """
-        model = _load_model(path)
+        return cls._from_model(_load_model(path), os.fspath(path), params)
+
+    @classmethod
+    def _from_model(cls, model, where, params):
         if cls._method and model.method != cls._method:
             raise ValueError(
-                f"{os.fspath(path)}: holds a {model.method} model, not {cls._method} "
-                f"(use oose.load to get the matching estimator)"
+                f"{where}: holds a {model.method} model, not {cls._method} "
+                f"(use oose.load or oose.from_bytes to get the matching estimator)"
             )
-        est = cls(**params)
-        est._fitted(model)
+        fitted = _params_of(cls, model)
+        for k, v in params.items():
+            if k not in _LOAD_OPTIONS and k in fitted and fitted[k] != v:
+                raise ValueError(
+                    f"{k}: the model was fitted with {fitted[k]!r}; only extension "
+                    f"options ({', '.join(_LOAD_OPTIONS)}) can be set when loading"
+                )
+        est = cls(**{**fitted, **params})
+        est._fitted(model, annotate=bool(params))
         est.n_features_in_ = model.input_width
         return est
 
 
-class OoseTransformerMixin:
+def _frame(diag: dict, X, est):
+    """The diagnostics as a DataFrame when ``set_output`` asks for pandas or polars
+    (indexed like ``X`` when it is a DataFrame), else the dict."""
+    if _get_output_config is None:
+        return diag
+    kind = _get_output_config("transform", est)["dense"]
+    if kind == "pandas":
+        import pandas as pd
+
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        return pd.DataFrame(diag, index=index)
+    if kind == "polars":
+        import polars as pl
+
+        return pl.DataFrame(diag)
+    return diag
+
+
+class OoseTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     """``transform`` with optional diagnostics and ``fit_transform`` = the training
-    embedding (the extension of the training points equals it to round-off)."""
+    embedding (the extension of the training points equals it to round-off).
+
+    scikit-learn's output API: ``get_feature_names_out`` gives ``<class>0``,
+    ``<class>1``, … (``kernelpca0``); ``set_output(transform="pandas")`` (or
+    ``"polars"``, or ``sklearn.config_context(transform_output=...)``) makes
+    ``transform`` and ``fit_transform`` return DataFrames, and the diagnostics a
+    DataFrame with one column per diagnostic.
+    """
 
     def transform(self, X, return_diagnostics: bool = False, alpha=None):
         """Embeds the rows of ``X`` into the fitted embedding without refitting.
@@ -225,8 +434,13 @@ class OoseTransformerMixin:
             method's own columns (the CLI's ``--diagnostics`` columns). See
             docs/diagnostics.md for what to threshold.
         """
-        coords, diag = self._extend(X, alpha)
-        return (coords, diag) if return_diagnostics else coords
+        return self._transform(X, return_diagnostics, alpha)
+
+    def _transform(self, X, return_diagnostics, alpha, **options):
+        """``transform``'s body (subclasses with more options call it, so that
+        scikit-learn's output wrapper applies once)."""
+        coords, diag = self._extend(X, alpha, **options)
+        return (coords, _frame(diag, X, self)) if return_diagnostics else coords
 
     def fit_transform(self, X, y=None):
         """Fits and returns the training embedding (one row per row of ``X``; rows left

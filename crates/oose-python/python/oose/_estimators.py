@@ -8,8 +8,8 @@ seed of random choices is ``random_state`` as everywhere in scikit-learn (an int
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import ClusterMixin, RegressorMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import ClusterMixin, RegressorMixin
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._base import OoseEstimator, OoseTransformerMixin, _aligned
 
@@ -21,7 +21,7 @@ class _StrategyOption:
         return {"strategy": self.strategy}
 
 
-class _Embedding(OoseTransformerMixin, TransformerMixin, OoseEstimator):
+class _Embedding(OoseTransformerMixin, OoseEstimator):
     """An embedding method: ``fit``, ``transform``, ``fit_transform``."""
 
     def __sklearn_tags__(self):
@@ -48,8 +48,13 @@ class KernelPCA(_StrategyOption, _Embedding):
         is the median rule; the value used is in ``info_["epsilon"]``.
     beta : float, optional
         Exponent of the (inverse) multiquadric kernel (defaults ½ and −½).
-    gamma, coef0, degree : float, float, int
-        The polynomial kernel (γ xᵀy + c)^p.
+    gamma : float, optional
+        γ of the polynomial kernel (γ xᵀy + c)^p (default 1). For the ``gaussian`` and
+        ``laplacian`` kernels, scikit-learn's spelling of the bandwidth: ε = 1/γ (then
+        leave ``epsilon="auto"``; giving both is an error, as is ``gamma`` with any
+        other kernel).
+    coef0, degree : float, int, default=1.0, 3
+        c and p of the polynomial kernel.
     centering : bool, default=True
         Double-centre K (``False``: the uncentred Mercer form).
     solver : str, default="auto"
@@ -79,13 +84,15 @@ class KernelPCA(_StrategyOption, _Embedding):
         kernel="gaussian",
         epsilon="auto",
         beta=None,
-        gamma=1.0,
+        gamma=None,
         coef0=1.0,
         degree=3,
         centering=True,
         solver="auto",
         rank_tolerance=1e-12,
         strategy="projection",
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -98,6 +105,8 @@ class KernelPCA(_StrategyOption, _Embedding):
         self.solver = solver
         self.rank_tolerance = rank_tolerance
         self.strategy = strategy
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _pairwise(self):
         return self.kernel == "precomputed"
@@ -107,19 +116,15 @@ class KernelPCA(_StrategyOption, _Embedding):
         """See ``OoseTransformerMixin.transform``. For a precomputed kernel,
         ``kernel_diagonal`` (the values k(z, z), one per row) enables the residual."""
         if kernel_diagonal is None:
-            return super().transform(X, return_diagnostics, alpha)
-        check_is_fitted(self, "model_")
-        X = self._validate(X, reset=False)
+            return self._transform(X, return_diagnostics, alpha)
+        n = _num_samples(X)
         diag = _aligned(np.asarray(kernel_diagonal, dtype=np.float64).reshape(-1))
-        if diag.shape[0] != X.shape[0]:
+        if diag.shape[0] != n:
             raise ValueError(
-                f"kernel_diagonal: expected {X.shape[0]} values (one per row of X), "
+                f"kernel_diagonal: expected {n} values (one per row of X), "
                 f"got {diag.shape[0]}"
             )
-        coords, d = self.model_.extend(
-            X, **self._extend_options(), kernel_diagonal=diag, alpha=alpha
-        )
-        return (coords, d) if return_diagnostics else coords
+        return self._transform(X, return_diagnostics, alpha, kernel_diagonal=diag)
 
 
 class ClassicalMDS(_StrategyOption, _Embedding):
@@ -162,12 +167,16 @@ class ClassicalMDS(_StrategyOption, _Embedding):
         solver="auto",
         rank_tolerance=1e-12,
         strategy="projection",
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.input = input
         self.solver = solver
         self.rank_tolerance = rank_tolerance
         self.strategy = strategy
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _pairwise(self):
         return self.input != "points"
@@ -185,8 +194,11 @@ class LandmarkMDS(_StrategyOption, _Embedding):
         Number of landmarks (at most the number of training points).
     landmarks : str, default="max-min"
         ``max-min`` (farthest point) or ``random``.
-    random_state : int, default=0
-        Seed of the landmark choice.
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of the landmark choice: an int is the seed (the result is deterministic given it);
+        ``None`` draws a fresh seed from the operating system's entropy, a
+        ``RandomState`` or ``Generator`` one from its stream; ``seed_`` holds the seed
+        used.
     solver : str, default="auto"
         ``auto``, ``dense`` or ``lanczos`` (``auto``: dense up to 1000 objects, Lanczos
         above when few components are asked for).
@@ -212,6 +224,8 @@ class LandmarkMDS(_StrategyOption, _Embedding):
         random_state=0,
         solver="auto",
         strategy="projection",
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
@@ -219,6 +233,8 @@ class LandmarkMDS(_StrategyOption, _Embedding):
         self.random_state = random_state
         self.solver = solver
         self.strategy = strategy
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
 
 
@@ -260,6 +276,8 @@ class Isomap(_StrategyOption, _Embedding):
         largest_component=False,
         rank_tolerance=1e-12,
         strategy="projection",
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
@@ -267,6 +285,8 @@ class Isomap(_StrategyOption, _Embedding):
         self.largest_component = largest_component
         self.rank_tolerance = rank_tolerance
         self.strategy = strategy
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
 
 
@@ -331,6 +351,8 @@ class DiffusionMaps(_Embedding):
         on_isolated="error",
         residual=None,
         rank_tolerance=1e-12,
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.epsilon = epsilon
@@ -345,6 +367,8 @@ class DiffusionMaps(_Embedding):
         self.on_isolated = on_isolated
         self.residual = residual
         self.rank_tolerance = rank_tolerance
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
 
     def _extend_options(self):
@@ -381,6 +405,8 @@ class LaplacianEigenmaps(_Embedding):
         solver="auto",
         on_isolated="error",
         rank_tolerance=1e-12,
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.epsilon = epsilon
@@ -391,15 +417,17 @@ class LaplacianEigenmaps(_Embedding):
         self.solver = solver
         self.on_isolated = on_isolated
         self.rank_tolerance = rank_tolerance
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
 
-    def _fitted(self, model):
-        super()._fitted(model)
+    def _fitted(self, model, annotate=True):
+        super()._fitted(model, annotate)
         self.laplacian_eigenvalues_ = 1.0 - self.eigenvalues_
 
 
 class SpectralClustering(
-    OoseTransformerMixin, TransformerMixin, ClusterMixin, OoseEstimator
+    OoseTransformerMixin, ClusterMixin, OoseEstimator
 ):
     """Spectral clustering (Ng–Jordan–Weiss) whose clusters extend to new points
     (maths §7): ``predict`` extends a point and assigns it to the nearest centroid.
@@ -412,8 +440,11 @@ class SpectralClustering(
     solver : str, default="auto"
         ``auto``, ``dense``, ``lanczos`` or ``shift-invert`` (kNN and threshold graphs;
         ``auto`` takes it above 1000 points).
-    random_state : int, default=0
-        Seed of k-means++.
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of k-means++: an int is the seed (the result is deterministic given it);
+        ``None`` draws a fresh seed from the operating system's entropy, a
+        ``RandomState`` or ``Generator`` one from its stream; ``seed_`` holds the seed
+        used.
     n_init : int, default=10
         k-means restarts.
     on_isolated : str, default="error"
@@ -451,6 +482,8 @@ class SpectralClustering(
         random_state=0,
         n_init=10,
         on_isolated="error",
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -462,10 +495,12 @@ class SpectralClustering(
         self.random_state = random_state
         self.n_init = n_init
         self.on_isolated = on_isolated
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
 
-    def _fitted(self, model):
-        super()._fitted(model)
+    def _fitted(self, model, annotate=True):
+        super()._fitted(model, annotate)
         self.labels_ = np.asarray(model.labels(), dtype=np.intp)
 
     def predict(self, X, return_diagnostics=False):
@@ -525,12 +560,14 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         kernel="gaussian",
         epsilon="auto",
         beta=None,
-        gamma=1.0,
+        gamma=None,
         coef0=1.0,
         degree=3,
         regularization=0.0,
         geometric_harmonics=None,
         rank_tolerance=1e-12,
+        n_jobs=None,
+        verbose=False,
     ):
         self.kernel = kernel
         self.epsilon = epsilon
@@ -541,6 +578,8 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         self.regularization = regularization
         self.geometric_harmonics = geometric_harmonics
         self.rank_tolerance = rank_tolerance
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -568,8 +607,8 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         self._fitted(model)
         return self
 
-    def _fitted(self, model):
-        super()._fitted(model)
+    def _fitted(self, model, annotate=True):
+        super()._fitted(model, annotate)
         self.norms_squared_ = np.asarray(model.norms_squared())
         if not hasattr(self, "_y_1d"):
             self._y_1d = False

@@ -61,18 +61,28 @@ class LocallyLinearEmbedding(_Embedding):
     _method = "lle"
 
     def __init__(
-        self, n_components=2, *, n_neighbors=5, reg=1e-3, solver="auto", method="standard"
+        self,
+        n_components=2,
+        *,
+        n_neighbors=5,
+        reg=1e-3,
+        solver="auto",
+        method="standard",
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.reg = reg
         self.solver = solver
         self.method = method
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
-    def _fitted(self, model):
-        super()._fitted(model)
-        self.m_eigenvalues_ = np.array(
-            [float(v) for v in self.info_["m_eigenvalues"].split(",")]
+    def _fitted(self, model, annotate=True):
+        super()._fitted(model, annotate)
+        self.m_eigenvalues_ = np.atleast_1d(
+            np.asarray(self.info_["m_eigenvalues"], dtype=np.float64)
         )
         self.reconstruction_error_ = float(self.info_["reconstruction_error"])
 
@@ -119,8 +129,11 @@ class TSNE(_StrategyOption, _Embedding):
         (O(N²) per iteration).
     init : str, default="pca"
         ``pca`` (first component rescaled to standard deviation 1e-4) or ``random``.
-    random_state : int, default=0
-        Seed of the random initialisation.
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of the random initialisation: an int is the seed (the result is deterministic given it);
+        ``None`` draws a fresh seed from the operating system's entropy, a
+        ``RandomState`` or ``Generator`` one from its stream; ``seed_`` holds the seed
+        used.
     transform_neighbors : int, default=5
         Training neighbours a new point is placed from.
     neighbors : str, default="auto"
@@ -181,6 +194,8 @@ class TSNE(_StrategyOption, _Embedding):
         neighbors="auto",
         transform_search="auto",
         strategy="interpolation",
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.perplexity = perplexity
@@ -195,9 +210,11 @@ class TSNE(_StrategyOption, _Embedding):
         self.neighbors = neighbors
         self.transform_search = transform_search
         self.strategy = strategy
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
-    def _fitted(self, model):
-        super()._fitted(model)
+    def _fitted(self, model, annotate=True):
+        super()._fitted(model, annotate)
         self.kl_divergence_ = float(self.info_["kl_divergence"])
         self.learning_rate_ = float(self.info_["learning_rate_used"])
         self.n_iter_ = int(self.info_["iterations"])
@@ -257,9 +274,11 @@ class UMAP(_StrategyOption, _Embedding):
         Weight γ of the repulsive term.
     init : str, default="spectral"
         ``spectral`` (Laplacian eigenmaps of the fuzzy graph) or ``random``.
-    random_state : int or None, default=0
-        Seed of the initialisation noise and of the negative samples (``None`` is 0;
-        the fit is deterministic either way).
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of the initialisation noise and of the negative samples: an int is the seed (the result is deterministic given it);
+        ``None`` draws a fresh seed from the operating system's entropy, a
+        ``RandomState`` or ``Generator`` one from its stream; ``seed_`` holds the seed
+        used.
     transform_neighbors : int, default=5
         Training neighbours a new point is placed from by ``interpolation``.
     optimize_start : str, default="weighted-mean"
@@ -322,6 +341,8 @@ class UMAP(_StrategyOption, _Embedding):
         neighbors="auto",
         transform_search="auto",
         strategy="interpolation",
+        n_jobs=None,
+        verbose=False,
     ):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
@@ -338,9 +359,11 @@ class UMAP(_StrategyOption, _Embedding):
         self.neighbors = neighbors
         self.transform_search = transform_search
         self.strategy = strategy
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
-    def _fitted(self, model):
-        super()._fitted(model)
+    def _fitted(self, model, annotate=True):
+        super()._fitted(model, annotate)
         self.a_ = float(self.info_["a"])
         self.b_ = float(self.info_["b"])
         self.n_epochs_ = int(self.info_["epochs"])

@@ -2,7 +2,7 @@
 //! `degree`), shared by every method with a kernel on points (see `model::params`).
 
 use super::{Epsilon, Kernel, KERNEL_NAMES};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
 
 /// γ, c and p of the polynomial kernel (γ xᵀy + c)^p when not given.
@@ -29,7 +29,14 @@ pub const KERNEL_SPECS: [ParamSpec; 6] = [
         "Exponent β of the (inverse) multiquadric (½, −½) and polyharmonic (3) kernels.",
     )
     .optional(),
-    ParamSpec::new("gamma", "gamma", Kind::Float, "γ of the polynomial kernel."),
+    ParamSpec::new(
+        "gamma",
+        "gamma",
+        Kind::Float,
+        "γ of the polynomial kernel (default 1); for the gaussian and laplacian kernels \
+         scikit-learn's spelling of ε = 1/γ (with epsilon left to `auto`).",
+    )
+    .optional(),
     ParamSpec::new("coef0", "coef0", Kind::Float, "c of the polynomial kernel."),
     ParamSpec::new(
         "degree",
@@ -42,7 +49,8 @@ pub const KERNEL_SPECS: [ParamSpec; 6] = [
 impl Kernel {
     /// The kernel's parameters by name (those it does not use at their defaults).
     pub fn param_values(&self) -> ParamList {
-        let (mut gamma, mut coef0, mut degree) = POLYNOMIAL_DEFAULTS;
+        let (_, mut coef0, mut degree) = POLYNOMIAL_DEFAULTS;
+        let mut gamma = Value::None;
         let mut beta = Value::None;
         let mut epsilon = Value::Str("auto".into());
         match *self {
@@ -64,7 +72,7 @@ impl Kernel {
                 gamma: g,
                 coef0: c,
                 degree: p,
-            } => (gamma, coef0, degree) = (g, c, p),
+            } => (gamma, coef0, degree) = (Value::Float(g), c, p),
             Kernel::Polyharmonic { beta: b } if b != 2 => beta = Value::Float(b as f64),
             _ => {}
         }
@@ -72,7 +80,7 @@ impl Kernel {
             ("kernel", Value::Str(self.name().into())),
             ("epsilon", epsilon),
             ("beta", beta),
-            ("gamma", Value::Float(gamma)),
+            ("gamma", gamma),
             ("coef0", Value::Float(coef0)),
             ("degree", Value::Int(degree as u64)),
         ]
@@ -83,13 +91,42 @@ impl Kernel {
         let d = default.param_values();
         let get = |i: usize| d[i].1.clone();
         let name = v.name("kernel", default.name())?;
-        let epsilon = Epsilon::from_value(v.raw("epsilon", get(1)))?;
+        let mut epsilon = Epsilon::from_value(v.raw("epsilon", get(1)))?;
         let beta = v.opt_f64("beta", None)?;
         let (g, c, p) = POLYNOMIAL_DEFAULTS;
-        let gamma = v.f64("gamma", g)?;
+        let gamma = v.opt_f64("gamma", None)?;
         let coef0 = v.f64("coef0", c)?;
         let degree = v.u32("degree", p)?;
-        Kernel::from_name(&name, epsilon, beta, gamma, coef0, degree)
+        // scikit-learn's γ of the gaussian (and laplacian) kernel is 1/ε: honoured, never
+        // silently ignored.
+        match (name.as_str(), gamma) {
+            (_, None) | ("polynomial", _) => {}
+            ("gaussian" | "laplacian", Some(g)) => {
+                if !(g.is_finite() && g > 0.0) {
+                    return Err(Error::param(
+                        "gamma",
+                        format!("must be finite and > 0 (ε = 1/γ), got {g}"),
+                    ));
+                }
+                if epsilon != Epsilon::Median {
+                    return Err(Error::param(
+                        "gamma",
+                        "give epsilon or gamma (= 1/epsilon), not both",
+                    ));
+                }
+                epsilon = Epsilon::Value(1.0 / g);
+            }
+            (other, Some(_)) => {
+                return Err(Error::param(
+                    "gamma",
+                    format!(
+                        "applies to the polynomial kernel, and to the gaussian and laplacian \
+                         kernels as 1/epsilon; not to {other} (use epsilon)"
+                    ),
+                ))
+            }
+        }
+        Kernel::from_name(&name, epsilon, beta, gamma.unwrap_or(g), coef0, degree)
     }
 }
 

@@ -232,6 +232,13 @@ pub trait Fitted: OutOfSample {
     /// The parameters as fitted (ε as chosen), by name.
     fn param_values(&self) -> ParamList;
 
+    /// What the fit decided that the user should know (a disconnected graph connected
+    /// or embedded by components); interfaces show them as warnings. Not stored: a
+    /// model read from a file has none.
+    fn fit_warnings(&self) -> &[String] {
+        &[]
+    }
+
     /// Refuses, by name, every option of `opts` the model does not support (interfaces
     /// call it before reading any data).
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()>;

@@ -3,8 +3,9 @@
 //!
 //! Layout (little endian): 8 magic bytes `b"OOSE\0MDL"`, format version (u32), payload
 //! length (u64), CRC-32 of the payload (u32), then the postcard-encoded [`Model`]
-//! (version 2: the fitted method, then the novelty score; version 1, still read: the
-//! fitted method alone, its novelty score fitted again on reading).
+//! (version 3: the fitted method, the novelty score, then the interface's annotations;
+//! version 2, still read: without the annotations; version 1, still read: the fitted
+//! method alone, its novelty score fitted again on reading).
 //! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`].
 
 mod finite;
@@ -37,7 +38,7 @@ use serde::{Deserialize, Serialize};
 /// Magic bytes at the start of every model file.
 pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
 /// Newest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 
 /// The registry: every method, once. Each line names the `Model` variant, the fitted
@@ -122,6 +123,14 @@ registry! {
 pub struct Model {
     method: FittedMethod,
     novelty: Option<Novelty>,
+    annotations: Vec<(String, String)>,
+}
+
+/// A version-2 payload: a [`Model`] before the annotations.
+#[derive(Deserialize)]
+struct ModelV2 {
+    method: FittedMethod,
+    novelty: Option<Novelty>,
 }
 
 /// A registered method, type-erased: what interfaces build their commands from.
@@ -189,6 +198,22 @@ where
     Ok(model)
 }
 
+/// Annotation keys are not empty and appear once.
+fn check_annotations(a: &[(String, String)]) -> Result<()> {
+    for (i, (k, _)) in a.iter().enumerate() {
+        if k.is_empty() {
+            return Err(Error::param("annotations", "a key is empty"));
+        }
+        if a[..i].iter().any(|(other, _)| other == k) {
+            return Err(Error::param(
+                "annotations",
+                format!("key {k:?} appears twice"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The first row of `m` with a non-finite entry.
 fn first_nonfinite_row(m: MatRef<'_, f64>) -> Option<usize> {
     (0..m.nrows()).find(|&i| (0..m.ncols()).any(|j| !m[(i, j)].is_finite()))
@@ -234,7 +259,11 @@ impl Model {
     /// the method keeps, or else on `input`'s points.
     fn assemble(method: FittedMethod, input: Option<Input<'_>>) -> Model {
         let novelty = method.fitted().novelty(input);
-        Model { method, novelty }
+        Model {
+            method,
+            novelty,
+            annotations: Vec::new(),
+        }
     }
 
     /// The fitted method.
@@ -293,8 +322,34 @@ impl Model {
         (MethodInfo::named(method)?.fit)(values, input)
     }
 
-    /// The parameters as fitted (ε as given: `auto` stays `auto`; `info` shows the ε
-    /// chosen), by name.
+    /// The interface's annotations: `(key, text)` pairs an interface stored with the
+    /// model to restore what the fit does not record (the Python estimator's extension
+    /// strategy, thread count, …). The core keeps them and never reads them.
+    pub fn annotations(&self) -> &[(String, String)] {
+        &self.annotations
+    }
+
+    /// The same model with `annotations` in place of its own (keys unique and not
+    /// empty).
+    ///
+    /// ```
+    /// use oose::model::{Input, Model, params::Values};
+    /// let x = oose::datasets::s_curve(100, 0.0, 1).points;
+    /// let m = Model::fit("pca", &Values::new(), Input::Points(x.as_ref())).unwrap();
+    /// let m = m.with_annotations(vec![("strategy".into(), "'restricted'".into())]).unwrap();
+    /// let back = Model::from_bytes(&m.to_bytes()).unwrap();
+    /// assert_eq!(back.annotations(), m.annotations());
+    /// assert!(back.with_annotations(vec![(String::new(), "1".into())]).is_err());
+    /// ```
+    pub fn with_annotations(mut self, annotations: Vec<(String, String)>) -> Result<Model> {
+        check_annotations(&annotations)?;
+        self.annotations = annotations;
+        Ok(self)
+    }
+
+    /// The parameters as fitted, by name. ε as the model records it: the diffusion
+    /// methods keep `auto` (`info` shows the ε chosen), kernel PCA and the
+    /// interpolator the ε that `auto` chose.
     pub fn params(&self) -> ParamList {
         self.fitted().param_values()
     }
@@ -511,20 +566,39 @@ impl Model {
         if computed != stored {
             return Err(ModelError::Checksum { stored, computed }.into());
         }
-        let undecodable =
-            |e: postcard::Error| ModelError::Corrupted(format!("payload does not decode: {e}"));
+        // The whole payload, or it was written by another version (a flipped version
+        // number reads a newer payload as an older one, which leaves bytes over).
+        fn whole<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> std::result::Result<T, ModelError> {
+            match postcard::take_from_bytes::<T>(payload) {
+                Ok((v, [])) => Ok(v),
+                Ok((_, rest)) => Err(ModelError::Corrupted(format!(
+                    "{} bytes left over after the payload",
+                    rest.len()
+                ))),
+                Err(e) => Err(ModelError::Corrupted(format!(
+                    "payload does not decode: {e}"
+                ))),
+            }
+        }
         let model: Model = if version == 1 {
             // Version 1 held the fitted method only: the novelty score is fitted again
             // from the training data the method keeps (deterministic: as at fit).
-            let method: FittedMethod = postcard::from_bytes(payload).map_err(undecodable)?;
+            let method: FittedMethod = whole(payload)?;
             if !method.fitted().is_consistent() {
                 return Err(
                     ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
                 );
             }
             Model::assemble(method, None)
+        } else if version == 2 {
+            let m: ModelV2 = whole(payload)?;
+            Model {
+                method: m.method,
+                novelty: m.novelty,
+                annotations: Vec::new(),
+            }
         } else {
-            postcard::from_bytes(payload).map_err(undecodable)?
+            whole(payload)?
         };
         // Parameters first (their errors name them), then the sizes they imply.
         model.check_payload()?;
@@ -543,6 +617,8 @@ impl Model {
     /// valid by the same checks as at fit (`n_neighbors ≥ 1`, scales > 0, …).
     fn check_payload(&self) -> Result<()> {
         finite::check(self).map_err(|e| ModelError::Corrupted(format!("{e}")))?;
+        check_annotations(&self.annotations)
+            .map_err(|e| ModelError::Corrupted(format!("annotations: {e}")))?;
         let info = MethodInfo::named(self.method())?;
         let mut v = Values::new();
         let n = self.embedding().nrows() as u64;
