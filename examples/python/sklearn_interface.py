@@ -45,3 +45,22 @@ print("clone of the loaded estimator refits the same embedding: True")
 # 3. random_state as scikit-learn takes it; the seed used is recorded.
 lmds = oose.LandmarkMDS(n_landmarks=50, landmarks="random", random_state=None).fit(X)
 print("seed drawn for random_state=None:", lmds.seed_)
+
+# 4. Clustered data with the defaults: three separated blobs make a disconnected
+#    10-NN graph; spectral clustering finds the components as clusters (a FitWarning
+#    says so), Isomap joins them as scikit-learn does.
+import warnings
+
+from sklearn.datasets import make_blobs
+
+blobs, truth = make_blobs(
+    n_samples=[100, 100, 100], centers=[[0, 0], [10, 10], [-10, 10]], cluster_std=0.5,
+    random_state=0,
+)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    sc = oose.SpectralClustering(n_clusters=3).fit(blobs)
+counts = sorted(np.bincount(sc.labels_).tolist())
+print("SpectralClustering labels per cluster:", counts, "| warning:", str(caught[0].message)[:60], "...")
+assert counts == [100, 100, 100]
+assert all(len(set(sc.labels_[truth == c])) == 1 for c in range(3))

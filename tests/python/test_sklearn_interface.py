@@ -207,3 +207,21 @@ def test_unique_is_a_boolean_column():
     est = oose.ClassicalMDS(strategy="restricted").fit(TRAIN)
     _, diag = est.transform(NEW, return_diagnostics=True)
     assert diag["unique"].dtype == bool and diag["unique"].all()
+
+
+def test_plot_draws_the_training_embedding_and_coloured_new_points(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    est = oose.Isomap(n_neighbors=10).fit(TRAIN)
+    ax = oose.plot(est, NEW, color="novelty_pvalue")
+    grey, new = ax.collections[:2]
+    assert grey.get_offsets().shape == (250, 2) and new.get_offsets().shape == (50, 2)
+    _, diag = est.transform(NEW, return_diagnostics=True)
+    np.testing.assert_array_equal(new.get_array(), diag["novelty_pvalue"])
+    assert ax.get_xlabel() == "isomap0"
+    ax.figure.savefig(tmp_path / "fig.png")
+    assert (tmp_path / "fig.png").stat().st_size > 10_000
+    ax = oose.plot(est, NEW, color="novelty", log10=True)
+    assert ax.figure.axes[-1].get_ylabel() == "log10 novelty"
+    with pytest.raises(ValueError, match="no diagnostic 'nope'"):
+        oose.plot(est, NEW, color="nope")

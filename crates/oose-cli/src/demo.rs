@@ -1,6 +1,8 @@
 //! `oose demo`: the whole pipeline on built-in data. Swiss roll (maths §10, fixed seed),
-//! fit on 90 %, extend the other 10 %, compare with retraining (maths §9), residual
-//! statistics, and a plot.
+//! fit on 90 % (Isomap by default: it unrolls the roll), extend the other 10 % and 20
+//! points between the turns of the roll, compare with retraining (maths §9), the
+//! novelty p-values of both sets and the method's diagnostics, and a plot whose colours
+//! are the novelty p-values.
 
 use crate::{plot, say, CliError};
 use clap::{Args, ValueEnum};
@@ -24,7 +26,7 @@ pub enum DemoMethod {
 #[derive(Args)]
 pub struct DemoArgs {
     /// The method to demonstrate.
-    #[arg(long, value_enum, default_value = "kpca")]
+    #[arg(long, value_enum, default_value = "isomap")]
     method: DemoMethod,
     /// Where to write demo.png.
     #[arg(long, default_value = ".")]
@@ -187,24 +189,49 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         restricted_section(&model, x.as_ref())?;
     }
 
-    let png = a.output_dir.join("demo.png");
-    let degree = ext.extra.iter().find(|c| c.name == "relative_density");
-    let (colour, label) = if has_residual {
-        (&ext.residual, "log10 residual")
-    } else if let Some(c) = degree {
-        (&c.values, "log10 relative density")
-    } else {
-        let c = ext.extra.iter().find(|c| c.name == "beta_minus_projection");
-        (
-            c.map(|c| &c.values).unwrap_or(&ext.reconstruction_error),
-            "log10 (beta - |y|^2)",
-        )
+    // Points the training set does not represent: between the turns of the roll, half
+    // a turn's gap (π) from both neighbouring sheets.
+    let off = between_turns(20);
+    let off_ext = model.extend(off.as_ref())?;
+    let pvalues = |e: &oose::extend::Extension| -> Vec<f64> {
+        e.extra
+            .iter()
+            .find(|c| c.name == "novelty_pvalue")
+            .map_or_else(
+                || vec![f64::NAN; e.coordinates.nrows()],
+                |c| c.values.clone(),
+            )
     };
-    let logres: Vec<f64> = colour.iter().map(|r| r.max(1e-16).log10()).collect();
+    let (p_new, p_off) = (pvalues(&ext), pvalues(&off_ext));
+    let flagged = |p: &[f64]| p.iter().filter(|&&v| v <= 0.01).count();
+    say!(
+        "novelty p-value (alpha = 0.01): {} of {} held-out points flagged (about 1 % expected); \
+         {} of {} points between the turns of the roll flagged",
+        flagged(&p_new),
+        p_new.len(),
+        flagged(&p_off),
+        p_off.len()
+    )?;
+
+    let png = a.output_dir.join("demo.png");
+    let both = Mat::from_fn(z.nrows() + off.nrows(), model.n_components(), |i, j| {
+        if i < z.nrows() {
+            ext.coordinates[(i, j)]
+        } else {
+            off_ext.coordinates[(i - z.nrows(), j)]
+        }
+    });
+    // log10 p: held-out points spread over [−3, 0] (p is uniform for points like the
+    // training data), points the training set does not represent sit at the bottom.
+    let colour: Vec<f64> = p_new
+        .iter()
+        .chain(&p_off)
+        .map(|p| p.max(1e-16).log10())
+        .collect();
     plot::scatter_png(
         &png,
         &format!(
-            "oose demo: {} of a Swiss roll, 10 % extended",
+            "oose demo: {} of a Swiss roll; 10 % held out + 20 off the roll extended",
             match a.method {
                 DemoMethod::Kpca => "kernel PCA",
                 DemoMethod::Pca => "PCA",
@@ -214,12 +241,22 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
             }
         ),
         model.embedding(),
-        ext.coordinates.as_ref(),
-        &logres,
-        label,
+        both.as_ref(),
+        &colour,
+        "log10 novelty p-value",
     )?;
     say!("wrote {}", png.display())?;
     Ok(())
+}
+
+/// `n` points between the turns of the Swiss roll: at parameter t ∈ [1.5π, 3.5π] and
+/// height 10.5, radius t + π instead of t (the next turn is at t + 2π).
+fn between_turns(n: usize) -> Mat<f64> {
+    Mat::from_fn(n, 3, |i, j| {
+        let t = std::f64::consts::PI * (1.5 + 2.0 * i as f64 / n as f64);
+        let r = t + std::f64::consts::PI;
+        [r * t.cos(), 10.5, r * t.sin()][j]
+    })
 }
 
 /// Projection against restricted reconstruction (maths §5) for an object that sticks

@@ -269,6 +269,11 @@ pub fn build_model(
         spin.follow_library(&format!("fitting {}", m.name));
         let fitted = (m.fit)(&v, input);
         spin.finish();
+        if let Ok(model) = &fitted {
+            for w in model.fitted().fit_warnings() {
+                eprintln!("oose: warning: {w}");
+            }
+        }
         // A parameter refused once the data are known (n_components > N, …) is named
         // by its flag, like those refused before reading.
         fitted.map_err(|e| match e {

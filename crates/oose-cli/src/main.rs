@@ -85,6 +85,9 @@ enum Command {
     },
     /// Built-in Swiss roll: fit on 90 %, extend the other 10 %, compare with retraining, plot.
     Demo(demo::DemoArgs),
+    /// Draw a model's training embedding (grey) and new points coloured by a
+    /// diagnostic (default: novelty_pvalue), with a colour bar; PNG or SVG.
+    Plot(plot::PlotArgs),
     /// Write a built-in synthetic data set (maths §10; deterministic given the seed).
     Dataset {
         /// Which data set.
@@ -187,6 +190,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Demo(a) => demo::run(a),
+        Command::Plot(a) => plot::run(a),
         Command::Dataset {
             name,
             n,

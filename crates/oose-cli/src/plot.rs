@@ -1,8 +1,12 @@
-//! The demo figure: training embedding in grey, new points coloured by a per-point
-//! value (the residual), with a colour bar.
+//! The figure of `oose demo` and `oose plot`: training embedding in grey, new points
+//! coloured by a per-point value (a diagnostic), with a colour bar; PNG or SVG.
 
-use crate::CliError;
+use crate::io::MatrixReader;
+use crate::{check_width, load_model, say, CliError};
+use clap::Args;
 use oose::faer::MatRef;
+use oose::methods::OutOfSample;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 use std::sync::Once;
@@ -18,8 +22,9 @@ fn register_font() {
     });
 }
 
-/// Writes a PNG scatter plot of the first two columns of `train` (grey) and `new`
-/// (coloured by `value`, shown on a colour bar labelled `value_label`).
+/// Writes a scatter plot of the first two columns of `train` (grey) and `new`
+/// (coloured by `value`, shown on a colour bar labelled `value_label`): SVG when `path`
+/// ends in `.svg`, PNG otherwise.
 pub fn scatter_png(
     path: &std::path::Path,
     title: &str,
@@ -30,6 +35,27 @@ pub fn scatter_png(
 ) -> Result<(), CliError> {
     register_font();
     let err = |e: String| CliError::data(format!("{}: cannot draw: {e}", path.display()));
+    let svg = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if svg {
+        let root = SVGBackend::new(path, (1000, 760)).into_drawing_area();
+        draw(root, title, train, new, value, value_label).map_err(err)
+    } else {
+        let root = BitMapBackend::new(path, (1000, 760)).into_drawing_area();
+        draw(root, title, train, new, value, value_label).map_err(err)
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    train: MatRef<'_, f64>,
+    new: MatRef<'_, f64>,
+    value: &[f64],
+    value_label: &str,
+) -> Result<(), String> {
+    let err = |e: String| e;
     let col = |m: MatRef<'_, f64>, j: usize| -> Vec<f64> {
         if j < m.ncols() {
             (0..m.nrows()).map(|i| m[(i, j)]).collect()
@@ -53,7 +79,6 @@ pub fn scatter_png(
         (vmin - 0.5, vmin + 0.5)
     };
 
-    let root = BitMapBackend::new(path, (1000, 760)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
     let (main, bar) = root.split_horizontally(860);
     let mut chart = ChartBuilder::on(&main)
@@ -128,5 +153,82 @@ pub fn scatter_png(
     }))
     .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))?;
+    Ok(())
+}
+
+/// `oose plot`: a model's training embedding and new points coloured by a diagnostic.
+#[derive(Args)]
+pub struct PlotArgs {
+    /// Model file written by `oose fit`.
+    model: String,
+    /// New points (.npy or CSV; `-` = stdin), extended with their diagnostics.
+    #[arg(long, default_value = "-")]
+    input: String,
+    /// The diagnostic column that colours the new points (`oose extend --diagnostics`
+    /// names them): novelty_pvalue, novelty, residual, reconstruction_error, …
+    #[arg(long, default_value = "novelty_pvalue")]
+    color: String,
+    /// Colour by log10 of the values (p-values, residuals spanning decades).
+    #[arg(long)]
+    log10: bool,
+    /// Output file: .svg for SVG, anything else PNG.
+    #[arg(long, default_value = "plot.png")]
+    output: String,
+}
+
+/// Runs `oose plot`.
+pub fn run(a: PlotArgs) -> Result<(), CliError> {
+    let model = load_model(&a.model)?;
+    if model.n_components() < 2 {
+        return Err(CliError::usage(format!(
+            "{}: a {}-component embedding has no plane to draw (fit with 2 components or more)",
+            a.model,
+            model.n_components()
+        )));
+    }
+    let z = MatrixReader::open(&a.input)?.read_all()?;
+    check_width(&model, z.ncols(), &a.input)?;
+    let e = model.extend(z.as_ref())?;
+    let mut columns: Vec<(&str, &[f64])> = vec![
+        ("residual", &e.residual),
+        ("reconstruction_error", &e.reconstruction_error),
+    ];
+    columns.extend(e.extra.iter().map(|c| (c.name, c.values.as_slice())));
+    let Some((_, values)) = columns.iter().find(|(n, _)| *n == a.color) else {
+        let names: Vec<&str> = columns.iter().map(|c| c.0).collect();
+        return Err(CliError::usage(format!(
+            "--color: this {} model has no column {:?}; it has {}",
+            model.method(),
+            a.color,
+            names.join(", ")
+        )));
+    };
+    let (values, label): (Vec<f64>, String) = if a.log10 {
+        let v = values.iter().map(|v| v.max(1e-300).log10()).collect();
+        (v, format!("log10 {}", a.color))
+    } else {
+        (values.to_vec(), a.color.clone())
+    };
+    let finite = values.iter().filter(|v| v.is_finite()).count();
+    if finite == 0 {
+        return Err(CliError::usage(format!(
+            "--color {}: no finite value for these points (the {} model does not compute it)",
+            a.color,
+            model.method()
+        )));
+    }
+    scatter_png(
+        std::path::Path::new(&a.output),
+        &format!(
+            "{}: {} new points over the training embedding",
+            model.method(),
+            z.nrows()
+        ),
+        model.embedding(),
+        e.coordinates.as_ref(),
+        &values,
+        &label,
+    )?;
+    say!("wrote {}", a.output)?;
     Ok(())
 }

@@ -331,7 +331,7 @@ fn bad_parameters_exit_2() {
 #[test]
 fn demo_runs_and_writes_a_png() {
     let d = dir("demo");
-    let out = oose(&["demo", "--output-dir", &d.to_string_lossy(), "--n", "400"]);
+    let out = oose(&["demo", "--output-dir", &d.to_string_lossy()]);
     assert!(
         out.status.success(),
         "{}",
@@ -339,9 +339,60 @@ fn demo_runs_and_writes_a_png() {
     );
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(
-        s.contains("relative extension error") && s.contains("epsilon ="),
+        s.contains("relative extension error") && s.contains("Isomap"),
+        "{s}"
+    );
+    // The 20 points between the turns of the roll are all flagged as novel.
+    assert!(
+        s.contains("20 of 20 points between the turns of the roll flagged"),
         "{s}"
     );
     let png = std::fs::read(d.join("demo.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
+}
+
+#[test]
+fn plot_draws_png_and_svg_coloured_by_a_named_diagnostic() {
+    let d = dir("plot");
+    let (train, new, model) = (p(&d, "train.npy"), p(&d, "new.npy"), p(&d, "m.oose"));
+    for (n, seed, path) in [("600", "0", &train), ("50", "3", &new)] {
+        let out = oose(&[
+            "dataset", "s-curve", "--n", n, "--seed", seed, "--output", path,
+        ]);
+        assert!(out.status.success());
+    }
+    let out = oose(&["fit", "isomap", "--input", &train, "--output", &model]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = p(&d, "fig.png");
+    let out = oose(&["plot", &model, "--input", &new, "--output", &png]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000);
+    let svg = p(&d, "fig.svg");
+    let out = oose(&[
+        "plot", &model, "--input", &new, "--color", "novelty", "--log10", "--output", &svg,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("log10 novelty") && text.contains("<circle"));
+    // An unknown column is a usage error that lists the model's columns.
+    fails(
+        &oose(&[
+            "plot", &model, "--input", &new, "--color", "nope", "--output", &png,
+        ]),
+        2,
+        "has residual, reconstruction_error",
+    );
 }

@@ -333,7 +333,7 @@ fn the_smaller_findings_are_named_by_their_flags() {
             "150",
         ]),
         2,
-        "--clusters: must be between 2 and N = 120, got 150",
+        "--clusters: must be between 1 and N = 120, got 150",
     );
     let r = oose(&[
         "fit",

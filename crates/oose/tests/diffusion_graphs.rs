@@ -200,3 +200,85 @@ fn knn_extension_is_sample_wise_and_reports_the_first_isolated_row() {
     let tr = m.extend(x.as_ref()).unwrap();
     assert!(max_diff(tr.coordinates.as_ref(), m.embedding()) < 1e-10);
 }
+
+#[test]
+fn spectral_clustering_finds_the_components_of_a_disconnected_graph() {
+    // Three far-apart blobs: the 10-NN graph has three components, eigenvalue 1 is
+    // repeated three times, and the components are the clusters (the textbook case;
+    // scikit-learn labels them 100/100/100 too).
+    let (x, truth) = common::blobs(300, 3, 5);
+    let m = SpectralClustering {
+        n_clusters: 3,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert_eq!(&m.core().eigenvalues()[..3], &[1.0, 1.0, 1.0]);
+    let w = oose::model::Fitted::fit_warnings(&m);
+    assert!(w.len() == 1 && w[0].contains("3 connected components (sizes [100, 100, 100]"));
+    let labels = m.labels();
+    let mut counts = [0usize; 3];
+    for (i, &l) in labels.iter().enumerate() {
+        assert_eq!(l, labels[truth[i]], "point {i} is not with its blob");
+        counts[l] += 1;
+    }
+    assert_eq!(counts, [100, 100, 100]);
+    // New points near each blob get its cluster.
+    let z = Mat::from_fn(6, 10, |i, j| x[(i, j)] + 0.05);
+    let e = m.extend(z.as_ref()).unwrap();
+    let got = &e.extra.iter().find(|c| c.name == "cluster").unwrap().values;
+    for i in 0..6 {
+        assert_eq!(got[i] as usize, labels[i]);
+    }
+    // One cluster (scikit-learn accepts it): everything in cluster 0.
+    let one = SpectralClustering {
+        n_clusters: 1,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert!(one.labels().iter().all(|&l| l == 0));
+    let e = one.extend(z.as_ref()).unwrap();
+    assert!(e
+        .extra
+        .iter()
+        .find(|c| c.name == "cluster")
+        .unwrap()
+        .values
+        .iter()
+        .all(|&v| v == 0.0));
+}
+
+#[test]
+fn diffusion_maps_of_a_disconnected_graph_extend_exactly_and_round_trip() {
+    let (x, truth) = common::blobs(240, 3, 8);
+    let m = DiffusionMaps {
+        n_components: 3,
+        kernel: DiffusionKernel {
+            sparsity: Sparsity::Knn(10),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    // Coordinates 1 and 2 are constant on each blob and tell the blobs apart.
+    let y = m.embedding();
+    for i in 0..240 {
+        let r = truth[i];
+        for j in 0..2 {
+            assert!((y[(i, j)] - y[(r, j)]).abs() < 1e-10, "row {i} column {j}");
+        }
+    }
+    let apart = |a: usize, b: usize| {
+        ((y[(a, 0)] - y[(b, 0)]).powi(2) + (y[(a, 1)] - y[(b, 1)]).powi(2)).sqrt()
+    };
+    assert!(apart(0, 1) > 0.5 && apart(0, 2) > 0.5 && apart(1, 2) > 0.5);
+    // The extension of the training points is the embedding.
+    let e = m.extend(x.as_ref()).unwrap();
+    assert!(max_diff(e.coordinates.as_ref(), y) < 1e-10);
+    let model = oose::model::Model::from(m.clone());
+    let back = oose::model::Model::from_bytes(&model.to_bytes()).unwrap();
+    assert!(back == model);
+    assert!(oose::model::Fitted::fit_warnings(back.fitted()).is_empty());
+}

@@ -426,17 +426,29 @@ fn bad_input_gives_typed_errors() {
             two[(i, j)] = blob[(i, j)] + if i >= 40 { 100.0 } else { 0.0 };
         }
     }
-    let e = with(DiffusionKernel {
+    // Embedded: eigenvalue 1 twice, the first coordinate constant on each component
+    // (telling them apart), and a warning naming the sizes.
+    let m = with(DiffusionKernel {
         sparsity: Sparsity::Knn(5),
         epsilon: Epsilon::Value(1.0),
         alpha: 1.0,
     })
     .fit(two.as_ref())
-    .unwrap_err();
-    match &e {
-        Error::Disconnected { sizes, .. } => assert_eq!(sizes, &vec![40, 20]),
-        other => panic!("{other}"),
+    .unwrap();
+    assert_eq!(&m.core().eigenvalues()[..2], &[1.0, 1.0]);
+    assert!(m.core().eigenvalues()[2] < 1.0 - 1e-6);
+    let y = m.embedding();
+    let (a, b) = (y[(0, 0)], y[(59, 0)]);
+    assert!((a - b).abs() > 0.5, "{a} {b}");
+    for i in 0..60 {
+        let want = if i < 40 { a } else { b };
+        assert!((y[(i, 0)] - want).abs() < 1e-10, "row {i}");
     }
+    let w = oose::model::Fitted::fit_warnings(&m);
+    assert!(
+        w.len() == 1 && w[0].contains("2 connected components (sizes [40, 20]"),
+        "{w:?}"
+    );
     // NaN in the data names its row and column.
     let mut bad = x.clone();
     bad[(7, 2)] = f64::NAN;

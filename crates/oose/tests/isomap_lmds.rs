@@ -2,7 +2,6 @@
 //! point a landmark = classical MDS, disconnected graphs, kernel PCA strategies.
 
 use oose::datasets::swiss_roll;
-use oose::error::Error;
 use oose::extend::Strategy;
 use oose::faer::{Mat, MatRef};
 use oose::kernel::Kernel;
@@ -54,7 +53,7 @@ fn isomap_extends_training_points_exactly() {
 }
 
 #[test]
-fn disconnected_graph_is_an_error_naming_component_sizes() {
+fn disconnected_graph_is_joined_or_its_largest_component_embedded() {
     let a = swiss_roll(150, 0.0, false, 1).points;
     // A second, far-away copy of 50 points.
     let x = Mat::from_fn(200, 3, |i, j| {
@@ -64,18 +63,22 @@ fn disconnected_graph_is_an_error_naming_component_sizes() {
             a[(i - 150, j)] + 1e4
         }
     });
-    let err = Isomap {
+    let joined = Isomap {
         n_neighbors: 5,
         ..Default::default()
     }
     .fit(x.as_ref())
-    .unwrap_err();
+    .unwrap();
+    assert_eq!(joined.embedding().nrows(), 200);
+    let w = oose::model::Fitted::fit_warnings(&joined);
     assert!(
-        matches!(&err, Error::Disconnected { graph, sizes, .. }
-            if graph == "5-nearest-neighbour graph" && sizes == &vec![150, 50]),
-        "{err}"
+        w.len() == 1 && w[0].contains("2 connected components (sizes [150, 50])"),
+        "{w:?}"
     );
-    assert!(err.to_string().contains("[150, 50]"));
+    // The far copy sits about 1e4·√3 away along the first coordinate.
+    let y = joined.embedding();
+    let gap = (y[(0, 0)] - y[(199, 0)]).abs();
+    assert!(gap > 1.5e4 && gap < 1.9e4, "{gap}");
     let m = Isomap {
         n_neighbors: 5,
         largest_component: true,
@@ -311,4 +314,31 @@ fn isomap_extension_does_not_depend_on_row_order() {
     let one = m.extend(z.as_ref().subrows(17, 1)).unwrap();
     let all = m.extend(z.as_ref()).unwrap();
     assert_eq!(one.coordinates[(0, 0)], all.coordinates[(17, 0)]);
+}
+
+#[test]
+fn joined_components_keep_a_line_isometric() {
+    // Two runs of a line, 0..9 and 20..29: with k = 2 the graph has two components, and
+    // the joining edge 9–20 (length 11) makes the geodesics the distances along the
+    // line, so the 1-D embedding is an isometry.
+    let t: Vec<f64> = (0..10).chain(20..30).map(|v| v as f64).collect();
+    let x = Mat::from_fn(20, 2, |i, j| if j == 0 { t[i] } else { 0.5 * t[i] });
+    let m = Isomap {
+        n_components: 1,
+        n_neighbors: 2,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let y = m.embedding();
+    let scale = 1.25f64.sqrt();
+    for i in 0..20 {
+        for j in 0..20 {
+            let want = (t[i] - t[j]).abs() * scale;
+            assert!(
+                ((y[(i, 0)] - y[(j, 0)]).abs() - want).abs() < 1e-9,
+                "{i} {j}"
+            );
+        }
+    }
 }

@@ -13,7 +13,8 @@ squared power function). scikit-learn estimators over the Rust core:
 - :class:`KernelInterpolator` (``predict``, with the power function).
 
 Fitted estimators pickle through the model file format, and ``save``/:func:`load` use
-the files of the ``oose`` command line. :mod:`oose.dask` extends Dask arrays block by
+the files of the ``oose`` command line (with the constructor parameters).
+:func:`plot` draws an extension (matplotlib). :mod:`oose.dask` extends Dask arrays block by
 block on a cluster.
 """
 
@@ -30,6 +31,7 @@ from ._estimators import (
     SpectralClustering,
 )
 from ._neighbour_embeddings import TSNE, UMAP, LocallyLinearEmbedding
+from ._plot import plot
 
 __version__ = _oose.__version__
 
@@ -92,4 +94,5 @@ __all__ = [
     "datasets",
     "from_bytes",
     "load",
+    "plot",
 ]

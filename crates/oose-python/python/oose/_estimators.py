@@ -251,8 +251,10 @@ class Isomap(_StrategyOption, _Embedding):
         ``auto``, ``dense`` or ``lanczos`` (``auto``: dense up to 1000 objects, Lanczos
         above when few components are asked for).
     largest_component : bool, default=False
-        Embed the largest connected component of a disconnected graph (the default
-        raises an error naming the component sizes).
+        On a disconnected kNN graph, embed the largest connected component only (the
+        other points are extended). The default joins every pair of components by an
+        edge between their closest points (scikit-learn's rule) and issues an
+        ``oose.FitWarning`` naming the component sizes.
     rank_tolerance : float, default=1e-12
     strategy : str, default="projection"
 

@@ -136,7 +136,7 @@ impl SymCsr {
         mut out: MatMut<'_, f64>,
         rhs: MatRef<'_, f64>,
         shift: f64,
-        deflate: Option<&[f64]>,
+        deflate: &[&[f64]],
     ) {
         let n = self.n();
         for c in 0..rhs.ncols() {
@@ -154,9 +154,9 @@ impl SymCsr {
                     *yi = s;
                 }
             });
-            if let Some(v) = deflate {
+            for v in deflate {
                 let dot: f64 = v.iter().zip(&x).map(|(a, b)| a * b).sum();
-                y.iter_mut().zip(v).for_each(|(yi, vi)| *yi -= dot * vi);
+                y.iter_mut().zip(*v).for_each(|(yi, vi)| *yi -= dot * vi);
             }
             let mut oc = faer::reborrow::ReborrowMut::rb_mut(&mut out).col_mut(c);
             for i in 0..n {
@@ -166,15 +166,15 @@ impl SymCsr {
     }
 }
 
-/// The operator A + σI (− v vᵀ) for the Lanczos solver.
+/// The operator A + σI (− Σ v vᵀ) for the Lanczos solver.
 #[derive(Debug)]
 pub struct Shifted<'a> {
     /// A.
     pub matrix: &'a SymCsr,
     /// σ.
     pub shift: f64,
-    /// A unit vector v to deflate.
-    pub deflate: Option<&'a [f64]>,
+    /// Orthonormal vectors v to deflate (none: empty).
+    pub deflate: &'a [&'a [f64]],
 }
 
 symmetric_lin_op!(Shifted<'_>,
@@ -247,7 +247,7 @@ mod tests {
         let a = path(10_000);
         let x = Mat::from_fn(10_000, 2, |i, j| ((i * 7 + j * 3) % 11) as f64 - 5.0);
         let mut y = Mat::<f64>::zeros(10_000, 2);
-        a.apply_shifted(y.as_mut(), x.as_ref(), 0.5, None);
+        a.apply_shifted(y.as_mut(), x.as_ref(), 0.5, &[]);
         for c in 0..2 {
             for i in [0usize, 1, 4095, 4096, 9999] {
                 let mut want = 2.5 * x[(i, c)];

@@ -38,8 +38,9 @@ pub struct Isomap {
     pub n_neighbors: usize,
     /// Eigensolver (default `Auto`).
     pub solver: Solver,
-    /// Embed the largest connected component when the graph is disconnected (default
-    /// false: a disconnected graph is an error naming the component sizes).
+    /// Embed the largest connected component when the graph is disconnected (the other
+    /// points are extended). Default false: every pair of components is joined by an
+    /// edge between its two closest points (scikit-learn's rule), with a fit warning.
     pub largest_component: bool,
     /// Relative tolerance for positive eigenvalues (1e-12).
     pub rank_tolerance: f64,
@@ -68,6 +69,9 @@ pub struct FittedIsomap {
     /// Geodesic distances among the embedded points (N×N).
     geodesics: StoredMat,
     core: Cmds,
+    /// The fit's warnings (components joined), not stored.
+    #[serde(skip)]
+    warnings: crate::model::method::Transient<Vec<String>>,
 }
 
 impl Isomap {
@@ -87,21 +91,30 @@ impl Isomap {
                 ),
             ));
         }
-        let (idx, dist) = knn(x, x, self.n_neighbors, true);
+        let (mut idx, mut dist) = knn(x, x, self.n_neighbors, true);
         let mut graph = Graph::from_knn(&idx, &dist);
         let (label, sizes) = graph.components();
-        let kept: Vec<usize> = if sizes.len() > 1 {
-            if !self.largest_component {
-                return Err(Error::Disconnected {
-                    graph: format!("{}-nearest-neighbour graph", self.n_neighbors),
-                    sizes,
-                    hint: "increase the number of neighbours or embed the largest component",
-                });
-            }
+        let mut warnings = Vec::new();
+        let kept: Vec<usize> = if sizes.len() > 1 && self.largest_component {
             let kept: Vec<usize> = (0..n).filter(|&i| label[i] == 0).collect();
             graph = graph.subgraph(&kept);
             kept
         } else {
+            if sizes.len() > 1 {
+                for (i, j, d) in joining_edges(x, &label, sizes.len()) {
+                    idx[i].push(j);
+                    dist[i].push(d);
+                }
+                graph = Graph::from_knn(&idx, &dist);
+                warnings.push(format!(
+                    "the {}-nearest-neighbour graph has {} connected components (sizes \
+                     {sizes:?}): each pair was joined by an edge between its closest points \
+                     (scikit-learn's rule; geodesics between components run through these \
+                     edges). largest_component=true embeds the largest one instead",
+                    self.n_neighbors,
+                    sizes.len()
+                ));
+            }
             (0..n).collect()
         };
         let nk = kept.len();
@@ -127,8 +140,45 @@ impl Isomap {
             kept,
             geodesics,
             core,
+            warnings: crate::model::method::Transient(warnings),
         })
     }
+}
+
+/// One edge per pair of connected components (`label`: each point's, `count` of them):
+/// between the pair's two closest points, (i, j, ‖xᵢ − xⱼ‖) with i in the component of
+/// lower label. Exact (all pairs across the two components); the pairs in parallel.
+fn joining_edges(x: MatRef<'_, f64>, label: &[usize], count: usize) -> Vec<(usize, usize, f64)> {
+    use rayon::prelude::*;
+    let mut members = vec![Vec::new(); count];
+    for (i, &c) in label.iter().enumerate() {
+        members[c].push(i);
+    }
+    let rows: Vec<Vec<f64>> = (0..x.nrows())
+        .map(|i| (0..x.ncols()).map(|j| x[(i, j)]).collect())
+        .collect();
+    let pairs: Vec<(usize, usize)> = (0..count)
+        .flat_map(|a| (a + 1..count).map(move |b| (a, b)))
+        .collect();
+    pairs
+        .par_iter()
+        .map(|&(a, b)| {
+            let mut best = (usize::MAX, usize::MAX, f64::INFINITY);
+            for &i in &members[a] {
+                for &j in &members[b] {
+                    let d2: f64 = rows[i]
+                        .iter()
+                        .zip(&rows[j])
+                        .map(|(p, q)| (p - q) * (p - q))
+                        .sum();
+                    if d2 < best.2 {
+                        best = (i, j, d2);
+                    }
+                }
+            }
+            (best.0, best.1, best.2.sqrt())
+        })
+        .collect()
 }
 
 /// out_i = min over (column c, offset d) in `through` of d + c_i (+∞ when `through` is
@@ -388,7 +438,8 @@ impl Method for Isomap {
             "largest_component",
             "largest-component",
             Kind::Bool,
-            "Embed the largest connected component of a disconnected graph.",
+            "Embed the largest connected component of a disconnected graph (default: join \
+             the components at their closest points, with a warning).",
         ),
         RANK_TOLERANCE,
     ];
@@ -421,6 +472,10 @@ impl Fitted for FittedIsomap {
     }
 
     crate::fitted_basics!();
+
+    fn fit_warnings(&self) -> &[String] {
+        &self.warnings.0
+    }
 
     crate::cmds_family_extension!(Isomap);
 

@@ -347,7 +347,7 @@ impl LocallyLinearEmbedding {
         let eig = top_eigen_below_top(
             Symmetric::Sparse(&a),
             self.n_components,
-            &top,
+            &[&top],
             self.solver,
             SHIFT_INVERT_SIGMA,
         )?;

@@ -186,17 +186,15 @@ pub fn kmeans(
 impl SpectralClustering {
     /// Fits on the rows of `x`.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedSpectralClustering> {
-        if self.n_clusters < 2 {
-            return Err(Error::param(
-                "n_clusters",
-                format!("must be at least 2, got {}", self.n_clusters),
-            ));
+        // One cluster (scikit-learn accepts it): ψ₀ alone, every point labelled 0.
+        if self.n_clusters < 1 {
+            return Err(Error::param("n_clusters", "must be at least 1, got 0"));
         }
         let c = self.n_clusters;
         if c > x.nrows() {
             return Err(Error::param(
                 "n_clusters",
-                format!("must be between 2 and N = {}, got {c}", x.nrows()),
+                format!("must be between 1 and N = {}, got {c}", x.nrows()),
             ));
         }
         // The core counts its coordinates without ψ₀; a clustering uses ψ₀ too: its
@@ -379,6 +377,10 @@ impl Fitted for FittedSpectralClustering {
     }
 
     crate::fitted_basics!();
+
+    fn fit_warnings(&self) -> &[String] {
+        &self.core.warnings.0
+    }
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         fit_time_policy(SpectralClustering::NAME, opts)

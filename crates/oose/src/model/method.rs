@@ -228,6 +228,17 @@ pub trait InnerProduct {
 }
 
 /// A fitted model: the contract every registered method's fitted type follows.
+/// A value a fitted model keeps in memory but not in its file, and that equality
+/// ignores: what the fit reports once, such as its warnings.
+#[derive(Clone, Debug, Default)]
+pub struct Transient<T>(pub T);
+
+impl<T> PartialEq for Transient<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 pub trait Fitted: OutOfSample {
     /// The parameters as fitted (ε as chosen), by name.
     fn param_values(&self) -> ParamList;

@@ -4,29 +4,24 @@
 use super::*;
 
 /// The `k` algebraically largest eigenpairs of a sparse symmetric matrix A, or of
-/// A − v vᵀ when `deflate` = Some(v) (v a unit eigenvector of A whose eigenvalue is to
-/// be removed from the search).
+/// A − Σ v vᵀ over the vectors of `deflate` (orthonormal eigenvectors of A whose
+/// eigenvalues are to be removed from the search; empty: A itself).
 ///
 /// Lanczos runs on A + ρI with ρ = max_i Σ_j |a_ij| (Gershgorin: A + ρI is positive
 /// semidefinite, so its largest-magnitude eigenvalues are the largest; the shift does
 /// not change the Krylov spaces). The solver is chosen by [`Solver::route`] for a plain
 /// matrix; the dense route, and a Lanczos failure, use the dense solver on the densified
 /// matrix (the failure with a note).
-pub fn top_eigen_sparse(
-    a: &SymCsr,
-    k: usize,
-    solver: Solver,
-    deflate: Option<&[f64]>,
-) -> Result<Eigen> {
+pub fn top_eigen_sparse(a: &SymCsr, k: usize, solver: Solver, deflate: &[&[f64]]) -> Result<Eigen> {
     let n = a.n();
     let (route, mut note) = solver.route(n, k, Structure::Plain)?;
     let use_lanczos = route == Route::Lanczos;
     let mut out = if use_lanczos {
-        // Gershgorin bound on ||A||, plus 1 for the deflated rank-one term.
+        // Gershgorin bound on ||A||, plus 1 for the deflated projector.
         let rho = (0..n)
             .map(|i| a.row(i).1.iter().map(|v| v.abs()).sum::<f64>())
             .fold(0.0f64, f64::max)
-            + if deflate.is_some() { 1.0 } else { 0.0 };
+            + if deflate.is_empty() { 0.0 } else { 1.0 };
         let op = Shifted {
             matrix: a,
             shift: rho,
@@ -52,15 +47,16 @@ pub fn top_eigen_sparse(
 pub const SHIFT_INVERT_MAX_FILL: usize = 60;
 
 /// The `k` largest eigenpairs of a sparse symmetric `a` whose spectrum lies in
-/// [−1, 1] with its top eigenvalue 1 attained by the unit vector `top` (a diffusion
-/// kernel and its ψ₀), `top` excluded, by shift-invert Lanczos:
-/// Lanczos on P ((1 + σ)I − A)⁻¹ P (P = I − top topᵀ, sparse Cholesky of the shifted
+/// [−1, 1] with its top eigenvalue 1 attained by the orthonormal vectors `top` (a
+/// diffusion kernel and its ψ₀, one per connected component), `top` excluded, by
+/// shift-invert Lanczos:
+/// Lanczos on P ((1 + σ)I − A)⁻¹ P (P = I − Σ t tᵀ, sparse Cholesky of the shifted
 /// matrix), whose eigenvalues 1/(1 + σ − λ) separate the eigenvalues next to 1 from the
 /// bulk, where plain Lanczos on A converges slowly. The Ritz vectors are then refined by
 /// Rayleigh–Ritz with A itself, so the returned pairs satisfy A v ≈ λ v to working
 /// precision. `None` when the factor would fill more than [`SHIFT_INVERT_MAX_FILL`]
 /// times nnz(A), or the factorisation or Lanczos fail: the caller falls back.
-pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Option<Eigen> {
+pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[&[f64]], sigma: f64) -> Option<Eigen> {
     let n = a.n();
     // (1 + σ)I − A, upper triangle in CSC: column i holds row i's entries j < i of the
     // symmetric A (sorted) and then the diagonal, so no sort or triplet pass is needed.
@@ -94,10 +90,12 @@ pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Opti
     )?;
     drop((col_ptr, row_idx, values));
     let mut work = [Vec::new(), Vec::new()];
-    // x ↦ x − (topᵀx) top, before and after each solve.
+    // x ↦ x − Σ (tᵀx) t, before and after each solve.
     let deflate = |x: &mut [f64]| {
-        let dot: f64 = x.iter().zip(top).map(|(a, b)| a * b).sum();
-        x.iter_mut().zip(top).for_each(|(xi, ti)| *xi -= dot * ti);
+        for t in top {
+            let dot: f64 = x.iter().zip(*t).map(|(a, b)| a * b).sum();
+            x.iter_mut().zip(*t).for_each(|(xi, ti)| *xi -= dot * ti);
+        }
     };
     let solve = |x: &mut [f64]| {
         deflate(x);
@@ -109,7 +107,7 @@ pub fn top_eigen_near_one(a: &SymCsr, k: usize, top: &[f64], sigma: f64) -> Opti
     // Rayleigh–Ritz with A on the span of the Ritz vectors.
     let v = ritz;
     let mut av = Mat::<f64>::zeros(n, k);
-    a.apply_shifted(av.as_mut(), v.as_ref(), 0.0, None);
+    a.apply_shifted(av.as_mut(), v.as_ref(), 0.0, &[]);
     let h = v.transpose() * &av;
     let hs = Mat::from_fn(k, k, |i, j| 0.5 * (h[(i, j)] + h[(j, i)]));
     let small = dense(hs.as_ref(), k).ok()?;
@@ -187,18 +185,24 @@ pub(super) fn lanczos_full(
     None
 }
 
-/// A − v vᵀ as a dense matrix.
-pub(super) fn densify(a: &SymCsr, deflate: Option<&[f64]>) -> Mat<f64> {
+/// A − Σ v vᵀ as a dense matrix.
+pub(super) fn densify(a: &SymCsr, deflate: &[&[f64]]) -> Mat<f64> {
     let mut m = a.to_dense();
-    if let Some(v) = deflate {
-        let n = m.nrows();
+    rank_updates(&mut m, deflate, -1.0);
+    m
+}
+
+/// m += sign · Σ v vᵀ over `vectors`.
+fn rank_updates(m: &mut Mat<f64>, vectors: &[&[f64]], sign: f64) {
+    let n = m.nrows();
+    for v in vectors {
         for j in 0..n {
+            let s = sign * v[j];
             for i in 0..n {
-                m[(i, j)] -= v[i] * v[j];
+                m[(i, j)] += s * v[i];
             }
         }
     }
-    m
 }
 
 /// A symmetric matrix, dense (modified in place and restored) or sparse.
@@ -210,8 +214,8 @@ pub(crate) enum Symmetric<'a> {
 }
 
 /// The `k` largest eigenpairs of a symmetric `a` whose spectrum lies in [−1, 1] with its
-/// top eigenvalue 1 attained by the unit vector `top`, `top` excluded: the eigenpairs of
-/// A − top topᵀ, by the route [`Solver::route`] gives a matrix next to one (dense: the
+/// top eigenvalue 1 attained by the orthonormal vectors `top` (one, or one per connected
+/// component of a graph), `top` excluded: the eigenpairs of A − Σ t tᵀ, by the route [`Solver::route`] gives a matrix next to one (dense: the
 /// deflated matrix in place, restored after; sparse: shift-invert, falling back to
 /// Lanczos on the deflated operator). Diffusion kernels (ψ₀) and the LLE family
 /// (I − M/ρ and the constant vector) share it. `sigma`: the shift-invert route runs
@@ -220,24 +224,15 @@ pub(crate) enum Symmetric<'a> {
 pub(crate) fn top_eigen_below_top(
     a: Symmetric<'_>,
     k: usize,
-    top: &[f64],
+    top: &[&[f64]],
     solver: Solver,
     sigma: f64,
 ) -> Result<Eigen> {
     match a {
         Symmetric::Dense(a) => {
-            let n = a.nrows();
-            for j in 0..n {
-                for i in 0..n {
-                    a[(i, j)] -= top[i] * top[j];
-                }
-            }
+            rank_updates(a, top, -1.0);
             let e = super::top_eigen(a.as_ref(), k, solver);
-            for j in 0..n {
-                for i in 0..n {
-                    a[(i, j)] += top[i] * top[j];
-                }
-            }
+            rank_updates(a, top, 1.0);
             e
         }
         Symmetric::Sparse(a) => {
@@ -246,7 +241,7 @@ pub(crate) fn top_eigen_below_top(
                 Route::ShiftInvert => match top_eigen_near_one(a, k, top, sigma) {
                     Some(e) => e,
                     None => {
-                        let mut e = top_eigen_sparse(a, k, Solver::Auto, Some(top))?;
+                        let mut e = top_eigen_sparse(a, k, Solver::Auto, top)?;
                         e.note.get_or_insert(format!(
                             "shift-invert was not used (factor too large or failed); used {}",
                             e.solver.name()
@@ -254,7 +249,7 @@ pub(crate) fn top_eigen_below_top(
                         e
                     }
                 },
-                r => top_eigen_sparse(a, k, r.solver(), Some(top))?,
+                r => top_eigen_sparse(a, k, r.solver(), top)?,
             };
             if e.note.is_none() {
                 e.note = note;

@@ -57,6 +57,9 @@ pub struct DiffusionCore {
     pub(crate) solver: Solver,
     pub(crate) solver_note: Option<String>,
     pub(crate) nnz: usize,
+    /// The fit's warnings (a disconnected graph), not stored.
+    #[serde(skip)]
+    pub(crate) warnings: crate::model::method::Transient<Vec<String>>,
     #[serde(skip)]
     pub(crate) index: Indexes,
 }
@@ -72,7 +75,9 @@ impl DiffusionCore {
         residual: Option<bool>,
     ) -> Result<DiffusionCore> {
         let n = x.nrows();
-        if m < 2 || m > n {
+        // m = 1 (ψ₀ alone) is one cluster of spectral clustering; the diffusion maps ask
+        // for at least one coordinate before they get here.
+        if m == 0 || m > n {
             return Err(Error::param(
                 "n_components",
                 format!(
@@ -83,24 +88,62 @@ impl DiffusionCore {
             ));
         }
         let mut nk = spec.normalised(x)?;
-        // ψ₀ = sqrt(d/Σd) is an exact eigenvector with eigenvalue 1: deflate it and
-        // compute λ₁.. of k − ψ₀ψ₀ᵀ (robust when λ₁ is close to 1, nearly separated
-        // clusters).
+        // ψ₀ = sqrt(d/Σd) is an exact eigenvector with eigenvalue 1, and so is, on a
+        // disconnected graph, sqrt(d) on each component: the eigenvalue-1 space is
+        // known exactly. Deflate it and compute the next eigenvalues of k − Σ ψψᵀ
+        // (robust when they are close to 1, nearly separated clusters).
         let sum_degree: f64 = nk.degree.iter().sum();
-        let psi0: Vec<f64> = nk.degree.iter().map(|d| (d / sum_degree).sqrt()).collect();
+        let ones = unit_eigenspace(&nk.degree, &nk.component, nk.component_sizes.len());
         let (matrix, nnz) = match &mut nk.kernel {
             Weights::Dense(k) => (Symmetric::Dense(k), n * n),
             Weights::Sparse(k) => (Symmetric::Sparse(k), k.nnz()),
         };
-        let eig = top_eigen_below_top(matrix, m - 1, &psi0, solver, SHIFT_INVERT_SIGMA)?;
-        if eig.values[0] >= 1.0 - 1e-12 {
-            return Err(Error::Eigensolver(format!(
-                "the second eigenvalue of the diffusion kernel is {} (≥ 1 − 1e-12): the graph \
-                 is numerically disconnected; increase ε or the number of neighbours",
-                eig.values[0]
-            )));
+        // Coordinates from the eigenvalue-1 space (ψ₀ not counted), then the rest.
+        let from_ones = (ones.ncols() - 1).min(m - 1);
+        let rest = m - 1 - from_ones;
+        let eig = if rest > 0 {
+            let cols: Vec<&[f64]> = (0..ones.ncols()).map(|j| ones.col_as_slice(j)).collect();
+            let eig = top_eigen_below_top(matrix, rest, &cols, solver, SHIFT_INVERT_SIGMA)?;
+            if eig.values[0] >= 1.0 - 1e-12 {
+                return Err(Error::Eigensolver(format!(
+                    "eigenvalue {} of the diffusion kernel is {} (≥ 1 − 1e-12): the graph \
+                     is numerically disconnected; increase ε or the number of neighbours",
+                    from_ones + 1,
+                    eig.values[0]
+                )));
+            }
+            eig
+        } else {
+            crate::linalg::eigen::Eigen {
+                values: Vec::new(),
+                vectors: Mat::zeros(n, 0),
+                solver: Solver::Dense,
+                note: Some(
+                    "every coordinate is a component's stationary vector: no eigensolver ran"
+                        .into(),
+                ),
+            }
+        };
+        let mut warnings = Vec::new();
+        let mut solver_note = eig.note;
+        if nk.component_sizes.len() > 1 {
+            let c = nk.component_sizes.len();
+            let what = format!(
+                "the {} diffusion graph has {c} connected components (sizes {:?}, largest \
+                 first): eigenvalue 1 is repeated {c} times, and coordinates 1 to {} are \
+                 constant on each component (they tell the components apart; the next ones \
+                 describe the components' shapes)",
+                spec.sparsity.describe(),
+                nk.component_sizes,
+                c - 1
+            );
+            solver_note = Some(match solver_note {
+                Some(s) => format!("{what}; {s}"),
+                None => what.clone(),
+            });
+            warnings.push(what);
         }
-        let mut values = vec![1.0];
+        let mut values = vec![1.0; 1 + from_ones];
         values.extend_from_slice(&eig.values);
         let tol = rank_tolerance;
         if let Some(j) = (1..m).find(|&j| values[j].is_nan() || values[j] <= tol) {
@@ -112,10 +155,10 @@ impl DiffusionCore {
             });
         }
         let psi = Mat::from_fn(n, m, |i, j| {
-            if j == 0 {
-                psi0[i]
+            if j <= from_ones {
+                ones[(i, j)]
             } else {
-                eig.vectors[(i, j - 1)]
+                eig.vectors[(i, j - 1 - from_ones)]
             }
         });
         let alpha = spec.alpha;
@@ -147,8 +190,9 @@ impl DiffusionCore {
             phi: StoredMat::from_mat(phi.as_ref()),
             residual,
             solver: eig.solver,
-            solver_note: eig.note,
+            solver_note,
             nnz,
+            warnings: crate::model::method::Transient(warnings),
             index: Indexes::default(),
         })
     }
@@ -232,4 +276,44 @@ impl DiffusionCore {
             && matches!(self.spec.sparsity, Sparsity::Knn(_)) == !self.radii2.is_empty()
             && self.residual.as_ref().is_none_or(|r| r.is_consistent(n))
     }
+}
+
+/// An orthonormal basis of the eigenvalue-1 space of the normalised kernel of a graph
+/// with `components` connected components (`component[i]`: point i's, 0 the largest):
+/// ψ₀ = sqrt(d/Σd) first, then, for the components in order but the last, sqrt(d) on the
+/// component made orthogonal to the columns before (Gram–Schmidt, twice). Each column
+/// is constant in ψⱼ/ψ₀ on every component. N × `components`.
+pub(crate) fn unit_eigenspace(degree: &[f64], component: &[usize], components: usize) -> Mat<f64> {
+    let n = degree.len();
+    let total: f64 = degree.iter().sum();
+    let mut basis = Mat::<f64>::zeros(n, components);
+    for i in 0..n {
+        basis[(i, 0)] = (degree[i] / total).sqrt();
+    }
+    for c in 1..components {
+        let mut v: Vec<f64> = (0..n)
+            .map(|i| {
+                if component[i] == c - 1 {
+                    degree[i].sqrt()
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        for _ in 0..2 {
+            for j in 0..c {
+                let u = basis.col_as_slice(j);
+                let dot: f64 = u.iter().zip(&v).map(|(a, b)| a * b).sum();
+                v.iter_mut().zip(u).for_each(|(x, u)| *x -= dot * u);
+            }
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        for i in 0..n {
+            basis[(i, c)] = v[i] / norm;
+        }
+    }
+    if components > 1 {
+        crate::linalg::eigen::apply_sign_rule(basis.as_mut().subcols_mut(1, components - 1));
+    }
+    basis
 }

@@ -174,6 +174,10 @@ impl Fitted for FittedEigenmaps {
 
     crate::fitted_basics!();
 
+    fn fit_warnings(&self) -> &[String] {
+        &self.core.warnings.0
+    }
+
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         fit_time_policy(LaplacianEigenmaps::NAME, opts)
     }

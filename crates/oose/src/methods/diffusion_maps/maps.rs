@@ -381,6 +381,10 @@ impl Fitted for FittedDiffusionMaps {
 
     crate::fitted_basics!();
 
+    fn fit_warnings(&self) -> &[String] {
+        &self.core.warnings.0
+    }
+
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&["density", "on_isolated"], |o| {
             no_such_option(DiffusionMaps::NAME, o)

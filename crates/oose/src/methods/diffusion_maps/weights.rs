@@ -43,17 +43,18 @@ impl Weights {
         }
     }
 
-    /// Component sizes of the graph of positive weights (largest first).
-    pub(crate) fn component_sizes(&self) -> Vec<usize> {
+    /// Connected components of the graph of positive weights: the label of each point
+    /// and the sizes (label 0 the largest).
+    pub(crate) fn components(&self) -> (Vec<usize>, Vec<usize>) {
         match self {
-            Weights::Sparse(s) => s.components().1,
+            Weights::Sparse(s) => s.components(),
             Weights::Dense(w) => {
                 let n = w.nrows();
                 let all_positive = (0..n)
                     .into_par_iter()
                     .all(|j| w.col_as_slice(j).iter().all(|&v| v > 0.0));
                 if all_positive {
-                    return vec![n];
+                    return (vec![0; n], vec![n]);
                 }
                 let rows = (0..n)
                     .map(|i| {
@@ -65,7 +66,7 @@ impl Weights {
                             .collect()
                     })
                     .collect();
-                SymCsr::from_rows(rows).components().1
+                SymCsr::from_rows(rows).components()
             }
         }
     }
@@ -87,6 +88,11 @@ pub struct NormalisedKernel {
     pub dimension_estimate: Option<f64>,
     /// kNN squared radii r²ᵢ (empty unless kNN).
     pub radii2: Vec<f64>,
+    /// Connected component of each point (0 the largest) in the graph of positive
+    /// weights.
+    pub component: Vec<usize>,
+    /// Component sizes, largest first (one entry: the graph is connected).
+    pub component_sizes: Vec<usize>,
 }
 
 impl DiffusionKernel {
@@ -187,18 +193,12 @@ impl DiffusionKernel {
         Ok((weights, eps, dim, radii2))
     }
 
-    /// The normalised symmetric kernel of the rows of `x` (maths §7), after checking that
-    /// the graph of positive weights is connected.
+    /// The normalised symmetric kernel of the rows of `x` (maths §7), with the connected
+    /// components of its graph (on a disconnected graph eigenvalue 1 is repeated, once
+    /// per component).
     pub fn normalised(&self, x: MatRef<'_, f64>) -> Result<NormalisedKernel> {
         let (mut weights, epsilon, dimension_estimate, radii2) = self.weights(x)?;
-        let sizes = weights.component_sizes();
-        if sizes.len() > 1 {
-            return Err(Error::Disconnected {
-                graph: format!("{} diffusion graph", self.sparsity.describe()),
-                sizes,
-                hint: "eigenvalue 1 is repeated (one per component); increase ε or the number of neighbours, or embed the components separately",
-            });
-        }
+        let (component, component_sizes) = weights.components();
         let density = weights.row_sums();
         let alpha = self.alpha;
         let qa: Vec<f64> = density.iter().map(|&q| density_power(q, alpha)).collect();
@@ -213,6 +213,8 @@ impl DiffusionKernel {
             epsilon,
             dimension_estimate,
             radii2,
+            component,
+            component_sizes,
         })
     }
 }

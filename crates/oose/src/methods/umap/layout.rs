@@ -356,7 +356,7 @@ fn component_eigenvectors(
     let e = top_eigen_below_top(
         Symmetric::Sparse(&s),
         d,
-        &top,
+        &[&top],
         Solver::Auto,
         SHIFT_INVERT_SIGMA,
     )
