@@ -225,3 +225,30 @@ def test_plot_draws_the_training_embedding_and_coloured_new_points(tmp_path):
     assert ax.figure.axes[-1].get_ylabel() == "log10 novelty"
     with pytest.raises(ValueError, match="no diagnostic 'nope'"):
         oose.plot(est, NEW, color="nope")
+
+
+@pytest.mark.parametrize(
+    "est",
+    [oose.TSNE(perplexity=30, max_iter=200_000), oose.UMAP(n_epochs=1_000_000)],
+    ids=lambda e: type(e).__name__,
+)
+def test_ctrl_c_stops_a_long_fit(est):
+    """A SIGINT during a fit (here simulated by _thread.interrupt_main 0.5 s in) raises
+    KeyboardInterrupt once the current iteration or epoch ends, not when the fit would."""
+    import _thread
+    import threading
+    import time
+
+    x = oose.datasets.three_d_clusters(3000, random_state=0)
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            est.fit(x)
+    finally:
+        timer.cancel()
+    elapsed = time.perf_counter() - start
+    assert elapsed < 3.0, elapsed
+    # The library is usable again: the stop request was withdrawn.
+    oose.TSNE(perplexity=10, max_iter=100).fit(x[:200])

@@ -85,6 +85,41 @@ fn in_pool<T: Send>(pool: &Option<Arc<ThreadPool>>, f: impl FnOnce() -> T + Send
     }
 }
 
+/// Runs `f` (a fit, the GIL released) on its own thread while this one checks for
+/// Ctrl-C every 100 ms: on a signal the library is asked to stop
+/// (`oose::progress::request_stop`; t-SNE and UMAP stop within an iteration or an
+/// epoch), the fit is waited for and the signal's exception (`KeyboardInterrupt`) is
+/// returned. The stop request is process-wide: fits running at the same time in other
+/// Python threads stop too.
+fn interruptible<T: Send>(f: impl FnOnce() -> PyResult<T> + Send) -> PyResult<T> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    oose::progress::clear_stop();
+    std::thread::scope(|scope| {
+        let (tx, rx) = channel();
+        scope.spawn(move || {
+            let _ = tx.send(f());
+        });
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+                Ok(result) => return result,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(signal) = Python::attach(|py| py.check_signals()) {
+                        oose::progress::request_stop();
+                        let _ = rx.recv();
+                        oose::progress::clear_stop();
+                        return Err(signal);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(PyValueError::new_err(
+                        "internal error (please report): the fit ended without a result",
+                    ))
+                }
+            }
+        }
+    })
+}
+
 /// While alive, the library's progress messages go to Python's `sys.stderr` (shown
 /// in notebooks too), prefixed `[oose]`.
 struct Verbose;
@@ -498,18 +533,20 @@ fn fit(
         .transpose()?;
     let _progress = Verbose::new(verbose);
     let model = py.detach(|| {
-        in_pool(&threads, || {
-            guarded(|| {
-                let x = rows.mat();
-                let input = match (&f, kind) {
-                    (Some(f), _) => Input::Values {
-                        points: x,
-                        values: f.mat(),
-                    },
-                    (None, Proximity::Points) => Input::Points(x),
-                    (None, kind) => Input::Proximity(x, kind),
-                };
-                (info.fit)(&bag, input)
+        interruptible(|| {
+            in_pool(&threads, || {
+                guarded(|| {
+                    let x = rows.mat();
+                    let input = match (&f, kind) {
+                        (Some(f), _) => Input::Values {
+                            points: x,
+                            values: f.mat(),
+                        },
+                        (None, Proximity::Points) => Input::Points(x),
+                        (None, kind) => Input::Proximity(x, kind),
+                    };
+                    (info.fit)(&bag, input)
+                })
             })
         })
     })?;

@@ -133,6 +133,9 @@ pub enum Error {
     },
     #[error("eigensolver failed: {0}")]
     Eigensolver(String),
+    /// The fit was asked to stop ([`crate::progress::request_stop`]: Ctrl-C in Python).
+    #[error("interrupted: the fit was asked to stop")]
+    Interrupted,
     /// A linear system that must be solved is singular (repeated points, too few
     /// points for a polynomial tail).
     #[error("{0}")]

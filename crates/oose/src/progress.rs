@@ -15,6 +15,7 @@
 //! assert!(seen.lock().unwrap().iter().any(|m| m.starts_with("t-SNE iteration 100/100")));
 //! ```
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
 
 /// What a hook is: called with each progress message.
@@ -32,5 +33,42 @@ pub(crate) fn report(msg: impl FnOnce() -> String) {
     let guard = HOOK.read().unwrap_or_else(|e| e.into_inner());
     if let Some(hook) = guard.as_ref() {
         hook(&msg());
+    }
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Asks every running fit to stop: the long loops (t-SNE's iterations, UMAP's epochs,
+/// NN-descent's rounds) check between steps and the fit returns
+/// [`Error::Interrupted`](crate::Error::Interrupted). Process-wide; an interface calls
+/// it on Ctrl-C and [`clear_stop`] before the next fit.
+///
+/// ```
+/// oose::progress::request_stop();
+/// let x = oose::datasets::three_d_clusters(120, 3, 0).points;
+/// let r = oose::methods::tsne::Tsne { perplexity: 10.0, ..Default::default() }.fit(x.as_ref());
+/// assert!(matches!(r, Err(oose::Error::Interrupted)));
+/// oose::progress::clear_stop();
+/// ```
+pub fn request_stop() {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Withdraws [`request_stop`].
+pub fn clear_stop() {
+    STOP.store(false, Ordering::Relaxed);
+}
+
+/// True once [`request_stop`] was called (and not cleared).
+pub(crate) fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+/// `Err(Interrupted)` once a stop was requested.
+pub(crate) fn check() -> crate::error::Result<()> {
+    if stop_requested() {
+        Err(crate::error::Error::Interrupted)
+    } else {
+        Ok(())
     }
 }

@@ -207,6 +207,10 @@ pub fn knn_descent(points: MatRef<'_, f64>, k: usize, s: &Descent) -> Neighbours
     // 2. The rounds.
     let mc = s.max_candidates.max(1);
     for round in 0..s.max_rounds {
+        // A stop request ends the rounds; the fit reports it (`progress::check`).
+        if crate::progress::stop_requested() {
+            break;
+        }
         let r = round as u64 + 1;
         // Forward candidates: up to mc new ones (marked old once listed), the old ones.
         let forward: Vec<(Vec<u32>, Vec<u32>)> = lists

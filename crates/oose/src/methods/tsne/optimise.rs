@@ -85,6 +85,7 @@ pub(crate) fn run_observed(
     let mut kl = Vec::new();
     let mut pool = super::fft::Pool::default();
     for it in 0..params.max_iter {
+        crate::progress::check()?;
         if it == explore {
             // scikit-learn's second call of its gradient descent starts afresh.
             update.iter_mut().for_each(|u| *u = 0.0);

@@ -133,6 +133,10 @@ pub(crate) fn optimise(y: &mut [f64], d: usize, w: &SymCsr, sgd: &Sgd, report: &
     // Chunk c covers heads CHUNK·c.. and their edges.
     let starts: Vec<usize> = (0..n).step_by(CHUNK).collect();
     for epoch in 0..sgd.epochs {
+        // The caller turns a stop into an error (`progress::check` after this).
+        if crate::progress::stop_requested() {
+            return;
+        }
         let alpha = sgd.learning_rate * (1.0 - epoch as f64 / sgd.epochs as f64);
         let before = y.to_vec();
         let mut edge_parts = Vec::with_capacity(starts.len());

@@ -213,6 +213,7 @@ impl Umap {
             .neighbors
             .resolve_from(n, x.ncols(), APPROXIMATE_GRAPH_FROM);
         let graph = knn_graph(x, k, method, self.seed);
+        crate::progress::check()?;
         let (idx, dist) = &graph.neighbours;
         if dist.iter().flatten().all(|&v| v == 0.0) {
             return Err(Error::InvalidValue {
@@ -256,6 +257,7 @@ impl Umap {
                 crate::progress::report(|| format!("UMAP epoch {e}/{epochs}"));
             }
         });
+        crate::progress::check()?;
         let embedding = Mat::from_fn(n, d, |i, c| y[i * d + c]);
         let kt = self.transform_neighbors.min(n - 1).max(1);
         let reliability_epsilon = if kt <= k {
