@@ -131,6 +131,21 @@ fn method_command(m: &MethodInfo, compare: bool) -> Command {
             .map_or(Value::None, |(_, v)| v.clone());
         c = c.arg(param_arg(s, &d));
     }
+    if m.metric {
+        c = c.arg(
+            Arg::new(param_id("metric"))
+                .long("metric")
+                .value_name("METRIC")
+                .help(
+                    "How points are compared (maths §19): euclidean, or cosine/correlation \
+                     as the chordal distance of the rows' directions (centred for \
+                     correlation); new points are mapped the same way [default: euclidean]",
+                )
+                .value_parser(PossibleValuesParser::new(
+                    oose::metric::Metric::NAMES.iter().copied(),
+                )),
+        );
+    }
     c
 }
 
@@ -196,6 +211,9 @@ fn values(m: &MethodInfo, a: &ArgMatches) -> Values {
         if let Some(text) = a.get_one::<String>(&param_id(s.name)) {
             v.set(s.name, Value::Str(text.clone()));
         }
+    }
+    if let Some(text) = a.try_get_one::<String>(&param_id("metric")).ok().flatten() {
+        v.set("metric", Value::Str(text.clone()));
     }
     v
 }

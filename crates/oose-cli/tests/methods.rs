@@ -465,3 +465,53 @@ fn interpolate_and_preimage_through_the_cli() {
         "values",
     );
 }
+
+#[test]
+fn metric_through_the_cli_is_stored_and_scale_free() {
+    let d = dir("metric");
+    let train = p(&d, "train.csv");
+    let pts = roll(200, 4);
+    write_csv(&train, &pts);
+    let model = p(&d, "m.oose");
+    let out = oose(&[
+        "fit",
+        "umap",
+        "--input",
+        &train,
+        "--metric",
+        "cosine",
+        "--n-epochs",
+        "30",
+        "--output",
+        &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8_lossy(&oose(&["info", &model]).stdout).to_string();
+    assert!(info.contains("metric: cosine"), "{info}");
+    // Rows times 4 extend to the same text as the rows.
+    let (a, b) = (p(&d, "a.csv"), p(&d, "b.csv"));
+    write_csv(&a, &pts[..5]);
+    let scaled: Vec<Vec<f64>> = pts[..5]
+        .iter()
+        .map(|r| r.iter().map(|v| 4.0 * v).collect())
+        .collect();
+    write_csv(&b, &scaled);
+    let ea = oose(&["extend", &model, "--input", &a]);
+    let eb = oose(&["extend", &model, "--input", &b]);
+    assert!(ea.status.success() && ea.stdout == eb.stdout);
+    // Methods without a metric have no flag; a bad name lists the choices.
+    fails(
+        &oose(&["fit", "kpca", "--input", &train, "--metric", "cosine"]),
+        2,
+        "--metric",
+    );
+    fails(
+        &oose(&["fit", "isomap", "--input", &train, "--metric", "l1"]),
+        2,
+        "invalid value 'l1' for '--metric",
+    );
+}

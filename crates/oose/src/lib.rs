@@ -29,6 +29,7 @@ pub mod extend;
 pub mod kernel;
 pub mod linalg;
 pub mod methods;
+pub mod metric;
 pub mod model;
 pub mod neighbors;
 pub mod progress;

@@ -207,7 +207,11 @@ fn every_registered_configuration_keeps_the_contract() {
 fn declared_parameters_round_trip_through_values() {
     for m in METHODS {
         let defaults = (m.defaults)();
-        let names: Vec<&str> = m.specs.iter().map(|s| s.name).collect();
+        let mut names: Vec<&str> = m.specs.iter().map(|s| s.name).collect();
+        // The model, not the method, applies the metric: listed after the specs.
+        if m.metric {
+            names.push("metric");
+        }
         let listed: Vec<&str> = defaults.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, listed, "{}: specs and values disagree", m.name);
         let mut v = Values::new();
@@ -275,4 +279,84 @@ fn restricted_opts() -> ExtendOptions<'static> {
         strategy: Some(Strategy::Restricted),
         ..Default::default()
     }
+}
+
+/// The inverse transform over the registry: every method that embeds the training
+/// points it keeps maps its training embedding back to those points exactly, is
+/// sample-wise, and has a power function that is 0 there and grows away; the others
+/// refuse by name.
+#[test]
+fn the_inverse_transform_returns_training_points_or_is_refused_by_name() {
+    let (x, _) = points();
+    let f = values_of(x.as_ref());
+    let mut inverted = Vec::new();
+    for m in METHODS {
+        let v = match m.name {
+            "tsne" => Values::new()
+                .with("perplexity", 10.0)
+                .with("max_iter", 100usize),
+            "umap" => Values::new().with("n_epochs", 30usize),
+            _ => Values::new(),
+        };
+        let model =
+            fit(m, &v, x.as_ref(), f.as_ref()).unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        let y = model.embedding().to_owned();
+        match model.inverse_transform(y.as_ref()) {
+            Ok(back) => {
+                let kept = model.fitted().training_points().unwrap();
+                assert!(
+                    back.coordinates == kept,
+                    "{}: training points not returned",
+                    m.name
+                );
+                assert!(back.residual.iter().all(|&p| p == 0.0), "{}", m.name);
+                // Halfway between two training embedding points: not a training
+                // point, a positive power function, the same bits alone and in a batch.
+                let mid = Mat::from_fn(3, y.ncols(), |i, j| 0.5 * (y[(i, j)] + y[(i + 7, j)]));
+                let all = model.inverse_transform(mid.as_ref()).unwrap();
+                let one = model.inverse_transform(mid.as_ref().subrows(1, 1)).unwrap();
+                assert!(
+                    all.residual.iter().all(|&p| p > 0.0),
+                    "{}: {:?}",
+                    m.name,
+                    all.residual
+                );
+                assert_eq!(
+                    bits(&one),
+                    bits(&Extension {
+                        coordinates: all.coordinates.as_ref().subrows(1, 1).to_owned(),
+                        residual: vec![all.residual[1]],
+                        reconstruction_error: vec![all.reconstruction_error[1]],
+                        extra: vec![],
+                    }),
+                    "{}: inverse not sample-wise",
+                    m.name
+                );
+                let wrong = Mat::<f64>::zeros(2, y.ncols() + 1);
+                assert!(matches!(
+                    model.inverse_transform(wrong.as_ref()),
+                    Err(Error::Shape { .. })
+                ));
+                inverted.push(m.name);
+            }
+            Err(e) => assert!(
+                matches!(e, Error::Unsupported(_)) && e.to_string().contains(m.name),
+                "{}: {e}",
+                m.name
+            ),
+        }
+    }
+    assert_eq!(
+        inverted,
+        [
+            "kpca",
+            "mds",
+            "isomap",
+            "dmaps",
+            "eigenmaps",
+            "lle",
+            "tsne",
+            "umap"
+        ]
+    );
 }

@@ -232,12 +232,12 @@ fn the_inverse_transform_returns_training_points_and_its_power_function_grows_aw
         .unwrap_err();
     assert!(e.to_string().contains("embedded points"), "{e}");
     let k = Model::fit(
-        "kpca",
+        "spectral-clustering",
         &Default::default(),
         oose::model::Input::Points(x.as_ref()),
     )
     .unwrap();
-    let e = k.inverse_transform(y).unwrap_err();
+    let e = k.inverse_transform(k.embedding()).unwrap_err();
     assert!(e.to_string().contains("inverse"), "{e}");
 }
 

@@ -8,7 +8,7 @@ squared power function). scikit-learn estimators over the Rust core:
 - :class:`KernelPCA`, :class:`ClassicalMDS`, :class:`LandmarkMDS`, :class:`Isomap`,
   :class:`DiffusionMaps`, :class:`LaplacianEigenmaps`, :class:`LocallyLinearEmbedding`,
   :class:`TSNE`, :class:`UMAP`
-  (transformers; ``UMAP.inverse_transform`` maps embedding coordinates back),
+  (transformers; ``inverse_transform`` maps embedding coordinates back),
 - :class:`SpectralClustering` (``predict`` for new points),
 - :class:`KernelInterpolator` (``predict``, with the power function).
 
@@ -66,13 +66,40 @@ def _class_of(model, where):
 def load(path, **params):
     """The fitted estimator stored in a model file (written by ``save`` or by
     ``oose fit``), of the class that matches its method, with the constructor
-    parameters it was fitted with (see :meth:`OoseEstimator.load`)."""
+    parameters it was fitted with (see :meth:`OoseEstimator.load`).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+    **params
+        Extension options to set (``strategy``, ``density``, ``on_isolated``,
+        ``n_jobs``, ``verbose``); a fit parameter is an error naming it.
+
+    Returns
+    -------
+    estimator : OoseEstimator
+        Fitted, of the class of the file's method.
+    """
     return _class_of(_load_model(path), path).load(path, **params)
 
 
 def from_bytes(data, **params):
     """The fitted estimator in ``data`` (the bytes of ``to_bytes``, of a model file
-    written by ``save`` or by ``oose fit``), of the class that matches its method."""
+    written by ``save`` or by ``oose fit``), of the class that matches its method.
+
+    Parameters
+    ----------
+    data : bytes-like
+        The bytes of a model file.
+    **params
+        Extension options to set, as for :func:`load`.
+
+    Returns
+    -------
+    estimator : OoseEstimator
+        Fitted, of the class of the model's method.
+    """
     model = _oose.Model.from_bytes(bytes(data))
     return _class_of(model, "the bytes").from_bytes(data, **params)
 

@@ -131,16 +131,33 @@ _RUNTIME_DOC = """    n_jobs : int or None, default=None
 """
 
 
+#: ``metric``, documented once for the neighbour methods that take it.
+_METRIC_DOC = """    metric : {"euclidean", "cosine", "correlation"}, default="euclidean"
+        How points are compared (maths §19). ``cosine`` compares directions: rows are
+        scaled to unit length and compared by the chordal distance √(2(1 − cos θ)),
+        which orders neighbours exactly as the cosine distance 1 − cos θ does;
+        ``correlation`` centres each row on its own mean first (√(2(1 − r)), Pearson's
+        r). New points are mapped the same way before they are placed and scored. A
+        row of zeros (cosine) or a constant row (correlation) is an error naming it.
+"""
+
+
 def _document_runtime(cls):
-    """Appends ``n_jobs`` and ``verbose`` to the Parameters section of ``cls``'s
-    docstring (before its Attributes or Examples section)."""
+    """Appends ``metric`` (where ``cls`` takes it), ``n_jobs`` and ``verbose`` to the
+    Parameters section of ``cls``'s docstring (before its Attributes or Examples
+    section)."""
+    import inspect
+
+    text = _RUNTIME_DOC
+    if "metric" in inspect.signature(cls.__init__).parameters:
+        text = _METRIC_DOC + text
     doc = cls.__doc__ or ""
     for head in ("\n    Attributes\n", "\n    Examples\n"):
         at = doc.find(head)
         if at >= 0:
-            cls.__doc__ = doc[:at].rstrip("\n") + "\n" + _RUNTIME_DOC + doc[at:]
+            cls.__doc__ = doc[:at].rstrip("\n") + "\n" + text + doc[at:]
             return cls
-    cls.__doc__ = doc.rstrip() + "\n" + _RUNTIME_DOC
+    cls.__doc__ = doc.rstrip() + "\n" + text
     return cls
 
 
@@ -169,6 +186,14 @@ class OoseEstimator(BaseEstimator):
     ``seed_``
         The seed the fit used (``random_state`` resolved; estimators with a
         ``random_state`` only).
+    ``eigenvalues_``
+        The eigenvalues of the spectral methods' fit (largest first; kernel PCA,
+        MDS, landmark MDS, Isomap, diffusion maps, spectral clustering), where the
+        method has them.
+    ``novelty_calibration_``
+        The leave-one-out novelty scores of the training points, against
+        which a new point's ``novelty_pvalue`` is computed (maths §18); absent where
+        the model has no training data to measure against.
 
     ``save``, ``to_bytes`` and pickling store the constructor parameters with the model
     (as annotations of the model file): ``load``, ``from_bytes`` and unpickling give an
@@ -303,8 +328,19 @@ class OoseEstimator(BaseEstimator):
             self.novelty_calibration_ = np.asarray(cal)
 
     def fit(self, X, y=None):
-        """Fits the method on the rows of ``X`` (N×D points, or the N×N matrix for a
-        precomputed kernel or proximities). Returns ``self``."""
+        """Fits the method on the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            N×D points, or the N×N matrix for a precomputed kernel or proximities.
+        y : None
+            Ignored (scikit-learn's signature).
+
+        Returns
+        -------
+        self : object
+        """
         X = self._validate(X, reset=True)
         self._fitted(self._fit_model(X, y))
         return self
@@ -330,7 +366,13 @@ class OoseEstimator(BaseEstimator):
 
     def save(self, path) -> None:
         """Writes :meth:`to_bytes` to ``path`` (the CLI reads it: ``oose extend path
-        --input new.npy``)."""
+        --input new.npy``).
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write the model file.
+        """
         data = self.to_bytes()
         with open(os.fspath(path), "wb") as f:
             f.write(data)
@@ -339,7 +381,19 @@ class OoseEstimator(BaseEstimator):
     def from_bytes(cls, data, **params):
         """The fitted estimator in ``data`` (bytes of :meth:`to_bytes`, of ``save``'s
         files or of ``oose fit``'s), with the constructor parameters it was fitted
-        with; see :meth:`load`."""
+        with; see :meth:`load`.
+
+        Parameters
+        ----------
+        data : bytes-like
+            The bytes of a model file.
+        **params
+            Extension-time constructor parameters to set, as for :meth:`load`.
+
+        Returns
+        -------
+        estimator : OoseEstimator
+        """
         return cls._from_model(_oose.Model.from_bytes(bytes(data)), "the bytes", params)
 
     @classmethod
@@ -351,6 +405,18 @@ class OoseEstimator(BaseEstimator):
         does not record). ``params`` set constructor parameters that apply at extension
         time (``strategy``, ``n_jobs``); a fit parameter given here is an error, since
         it would not describe the model.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The model file.
+        **params
+            Extension-time constructor parameters (``strategy``, ``density``,
+            ``on_isolated``, ``n_jobs``, ``verbose``).
+
+        Returns
+        -------
+        estimator : OoseEstimator
         """
         return cls._from_model(_load_model(path), os.fspath(path), params)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import ClusterMixin, RegressorMixin
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
 from ._base import OoseEstimator, OoseTransformerMixin, _aligned
 
@@ -22,12 +23,51 @@ class _StrategyOption:
 
 
 class _Embedding(OoseTransformerMixin, OoseEstimator):
-    """An embedding method: ``fit``, ``transform``, ``fit_transform``."""
+    """An embedding method: ``fit``, ``transform``, ``fit_transform`` and, where the
+    model keeps its training points, ``inverse_transform``."""
+
+    #: whether the method's models keep the training points a pre-image is built from
+    _has_preimage = True
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+    @available_if(lambda self: self._has_preimage)
+    def inverse_transform(self, X, return_diagnostics=False):
+        """Maps embedding coordinates back to the input space (a pre-image).
+
+        Each row is placed by kernel interpolation on its 10 nearest training embedding
+        points (a Gaussian kernel at the embedding's own neighbour scale, with a
+        constant term, maths §8 and §13): a training embedding point gives back its
+        training point exactly, and in between the result is a smooth blend of nearby
+        training points. Rows are independent of the batch. With
+        ``metric="cosine"`` or ``"correlation"`` the result is a unit direction (the
+        space the model compares points in, maths §19). A model fitted on a kernel or
+        proximity matrix, or Isomap with ``largest_component=True``, has no training
+        points to map back to and raises ``ValueError``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Embedding coordinates.
+        return_diagnostics : bool, default=False
+            Also return ``residual``, the interpolation's power function (0 on the
+            training embedding, rising away from it, above 1 far from it: a pre-image
+            there is a blend of distant points, not a reconstruction) and
+            ``reconstruction_error``, the distance to the nearest training embedding
+            point in units of the embedding's neighbour scale.
+
+        Returns
+        -------
+        points : ndarray of shape (n_samples, n_features_in_)
+        diagnostics : dict of ndarray, only with ``return_diagnostics=True``
+        """
+        check_is_fitted(self, "model_")
+        X = check_array(X, dtype=np.float64, order="C")
+        points, diag = self.model_.inverse_transform(X)
+        return (points, diag) if return_diagnostics else points
 
 
 class KernelPCA(_StrategyOption, _Embedding):
@@ -113,8 +153,27 @@ class KernelPCA(_StrategyOption, _Embedding):
 
 
     def transform(self, X, return_diagnostics=False, alpha=None, kernel_diagonal=None):
-        """See ``OoseTransformerMixin.transform``. For a precomputed kernel,
-        ``kernel_diagonal`` (the values k(z, z), one per row) enables the residual."""
+        """Embeds the rows of ``X`` (see ``OoseTransformerMixin.transform``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New points, or their kernel rows against the training points for
+            ``kernel="precomputed"``.
+        return_diagnostics : bool, default=False
+            Also return the per-row diagnostics (a dict, or a DataFrame when a
+            DataFrame output is configured).
+        alpha : float, optional
+            Level of ``is_novel`` for this call (default: the model's, 0.01).
+        kernel_diagonal : array-like of shape (n_samples,), optional
+            For a precomputed kernel, the values k(z, z), one per row: enables the
+            residual.
+
+        Returns
+        -------
+        coordinates : ndarray of shape (n_samples, n_components)
+        diagnostics : dict of ndarray, only with ``return_diagnostics=True``
+        """
         if kernel_diagonal is None:
             return self._transform(X, return_diagnostics, alpha)
         n = _num_samples(X)
@@ -213,6 +272,7 @@ class LandmarkMDS(_StrategyOption, _Embedding):
     (5, 2)
     """
 
+    _has_preimage = False
     _method = "landmark-mds"
 
     def __init__(
@@ -278,6 +338,7 @@ class Isomap(_StrategyOption, _Embedding):
         largest_component=False,
         rank_tolerance=1e-12,
         strategy="projection",
+        metric="euclidean",
         n_jobs=None,
         verbose=False,
     ):
@@ -287,6 +348,7 @@ class Isomap(_StrategyOption, _Embedding):
         self.largest_component = largest_component
         self.rank_tolerance = rank_tolerance
         self.strategy = strategy
+        self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -353,6 +415,7 @@ class DiffusionMaps(_Embedding):
         on_isolated="error",
         residual=None,
         rank_tolerance=1e-12,
+        metric="euclidean",
         n_jobs=None,
         verbose=False,
     ):
@@ -369,6 +432,7 @@ class DiffusionMaps(_Embedding):
         self.on_isolated = on_isolated
         self.residual = residual
         self.rank_tolerance = rank_tolerance
+        self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -380,9 +444,14 @@ class DiffusionMaps(_Embedding):
 class LaplacianEigenmaps(_Embedding):
     """Laplacian eigenmaps ψⱼ/ψ₀ with exact Nyström extension (maths §7).
 
-    Parameters are those of :class:`DiffusionMaps` that define the kernel, with
-    ``n_neighbors=10`` and ``alpha=0.0`` by default. ``laplacian_eigenvalues_`` holds
-    1 − λ.
+    ``laplacian_eigenvalues_`` holds 1 − λ.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    epsilon, sparsity, n_neighbors, threshold, alpha, solver, rank_tolerance, on_isolated
+        As for :class:`DiffusionMaps` (the parameters that define the kernel), with
+        ``n_neighbors=10`` and ``alpha=0.0`` by default.
 
     Examples
     --------
@@ -407,6 +476,7 @@ class LaplacianEigenmaps(_Embedding):
         solver="auto",
         on_isolated="error",
         rank_tolerance=1e-12,
+        metric="euclidean",
         n_jobs=None,
         verbose=False,
     ):
@@ -419,6 +489,7 @@ class LaplacianEigenmaps(_Embedding):
         self.solver = solver
         self.on_isolated = on_isolated
         self.rank_tolerance = rank_tolerance
+        self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -484,6 +555,7 @@ class SpectralClustering(
         random_state=0,
         n_init=10,
         on_isolated="error",
+        metric="euclidean",
         n_jobs=None,
         verbose=False,
     ):
@@ -497,6 +569,7 @@ class SpectralClustering(
         self.random_state = random_state
         self.n_init = n_init
         self.on_isolated = on_isolated
+        self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -507,7 +580,20 @@ class SpectralClustering(
 
     def predict(self, X, return_diagnostics=False):
         """Cluster of each row of ``X`` (extended, then the nearest centroid). NaN rows
-        (``on_isolated="nan"``) get label −1."""
+        (``on_isolated="nan"``) get label −1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New points.
+        return_diagnostics : bool, default=False
+            Also return the diagnostics, with the spectral rows as ``coordinates``.
+
+        Returns
+        -------
+        labels : ndarray of int, shape (n_samples,)
+        diagnostics : dict of ndarray, only with ``return_diagnostics=True``
+        """
         coords, diag = self._extend(X)
         labels = np.nan_to_num(diag.pop("cluster"), nan=-1).astype(np.intp)
         if return_diagnostics:
@@ -516,14 +602,26 @@ class SpectralClustering(
         return labels
 
     def fit_predict(self, X, y=None):
-        """Fits and returns ``labels_``."""
+        """Fits and returns ``labels_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        labels : ndarray of int, shape (n_samples,)
+        """
         return self.fit(X, y).labels_
 
 
 class KernelInterpolator(RegressorMixin, OoseEstimator):
     """Kernel interpolation (or regularised least squares) of any function known on
     the training points, with the power function P_X(z) of every prediction (maths §8):
-    |f(z) − f_X(z)| ≤ P_X(z)·||f||_H.
+    \|f(z) − f_X(z)\| ≤ P_X(z)·||f||_H.
 
     Parameters
     ----------
@@ -591,7 +689,19 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         return tags
 
     def fit(self, X, y):
-        """Fits the interpolant of the values ``y`` (N, or N×m) on the rows of ``X``."""
+        """Fits the interpolant of the values ``y`` on the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training points.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Values on the training points.
+
+        Returns
+        -------
+        self : object
+        """
         X, y = validate_data(
             self,
             X,
@@ -616,8 +726,21 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
             self._y_1d = False
 
     def predict(self, X, return_power_function=False):
-        """The interpolant at the rows of ``X``; with ``return_power_function=True`` also
-        P_X(z) per row (NaN for conditionally positive definite kernels)."""
+        """The interpolant at the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate at.
+        return_power_function : bool, default=False
+            Also return P_X(z) per row (NaN for conditionally positive definite
+            kernels).
+
+        Returns
+        -------
+        values : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        power_function : ndarray of shape (n_samples,), only when asked for
+        """
         values, diag = self._extend(X)
         if self._y_1d:
             values = values[:, 0]
@@ -630,7 +753,22 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         """An interpolator from ``estimator``'s training embedding back to its training
         points ``X``: ``.predict(coordinates)`` maps embedding coordinates to the data
         space (a pre-image), with the power function. ``thin_plate`` suits 2-D
-        embeddings."""
+        embeddings.
+
+        Parameters
+        ----------
+        estimator : OoseEstimator
+            A fitted embedding.
+        X : array-like of shape (n_samples, n_features)
+            The points ``estimator`` was fitted on.
+        **params
+            Constructor parameters of the interpolator.
+
+        Returns
+        -------
+        interpolator : KernelInterpolator
+            Fitted on ``(estimator.embedding_, X)``.
+        """
         check_is_fitted(estimator, "model_")
         X = np.asarray(X, dtype=np.float64)
         kept = estimator.model_.kept()

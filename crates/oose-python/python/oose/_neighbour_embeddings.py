@@ -68,6 +68,7 @@ class LocallyLinearEmbedding(_Embedding):
         reg=1e-3,
         solver="auto",
         method="standard",
+        metric="euclidean",
         n_jobs=None,
         verbose=False,
     ):
@@ -76,6 +77,7 @@ class LocallyLinearEmbedding(_Embedding):
         self.reg = reg
         self.solver = solver
         self.method = method
+        self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -194,6 +196,7 @@ class TSNE(_StrategyOption, _Embedding):
         neighbors="auto",
         transform_search="auto",
         strategy="interpolation",
+        metric="euclidean",
         n_jobs=None,
         verbose=False,
     ):
@@ -210,6 +213,7 @@ class TSNE(_StrategyOption, _Embedding):
         self.neighbors = neighbors
         self.transform_search = transform_search
         self.strategy = strategy
+        self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -341,6 +345,7 @@ class UMAP(_StrategyOption, _Embedding):
         neighbors="auto",
         transform_search="auto",
         strategy="interpolation",
+        metric="euclidean",
         n_jobs=None,
         verbose=False,
     ):
@@ -359,6 +364,7 @@ class UMAP(_StrategyOption, _Embedding):
         self.neighbors = neighbors
         self.transform_search = transform_search
         self.strategy = strategy
+        self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -369,32 +375,3 @@ class UMAP(_StrategyOption, _Embedding):
         self.n_epochs_ = int(self.info_["epochs"])
         self.graph_components_ = int(self.info_["graph_components"])
         self.knn_recall_ = float(self.info_["knn_recall"])
-
-    def inverse_transform(self, X, return_diagnostics=False):
-        """Maps embedding coordinates back to the input space.
-
-        Each row is placed by kernel interpolation on its 10 nearest training embedding
-        points (a Gaussian kernel at the embedding's own neighbour scale, with a
-        constant term): a training embedding point gives back its training point
-        exactly, and in between the result is a smooth blend of nearby training points.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_components)
-            Embedding coordinates.
-        return_diagnostics : bool, default=False
-            Also return ``residual``, the interpolation's power function (0 on the
-            training embedding, rising away from it, above 1 far from it: a pre-image
-            there is a blend of distant points, not a reconstruction) and
-            ``reconstruction_error``, the distance to the nearest training embedding
-            point in units of the embedding's neighbour scale.
-
-        Returns
-        -------
-        points : ndarray of shape (n_samples, n_features_in_)
-        diagnostics : dict of ndarray, only with ``return_diagnostics=True``
-        """
-        check_is_fitted(self, "model_")
-        X = check_array(X, dtype=np.float64, order="C")
-        points, diag = self.model_.inverse_transform(X)
-        return (points, diag) if return_diagnostics else points

@@ -50,6 +50,20 @@ def transform(estimator, X, *, return_diagnostics=False):
     Batch-coupled extension (``density="union"`` of diffusion maps) cannot run block by
     block and is refused. For :class:`oose.KernelInterpolator` the "coordinates" are the
     predicted values (N×m) and the power function is a diagnostic.
+
+    Parameters
+    ----------
+    estimator : OoseEstimator
+        A fitted oose estimator.
+    X : dask.array.Array of shape (n_samples, n_features)
+        The new points, chunked by rows.
+    return_diagnostics : bool, default=False
+        Also return the diagnostics, a dict of 1-D Dask arrays.
+
+    Returns
+    -------
+    coordinates : dask.array.Array of shape (n_samples, n_components)
+    diagnostics : dict of dask.array.Array, only with ``return_diagnostics=True``
     """
     import dask
     import dask.array as da

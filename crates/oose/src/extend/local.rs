@@ -169,7 +169,7 @@ fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
 /// The power function 1 − k_zᵀK⁻¹k_z of the Gaussian kernel exp(−r²/ε) on the neighbours.
 fn power_function(x: MatRef<'_, f64>, nb: &[usize], ds: &[f64], eps: f64) -> f64 {
     let kz: Vec<f64> = ds.iter().map(|v| (-v * v / eps).exp()).collect();
-    let l = gaussian_cholesky(x, nb, eps);
+    let l = gaussian_cholesky(x, nb, eps, 0.0);
     let c = cholesky_solve(&l, nb.len(), &kz);
     let p2 = 1.0 - kz.iter().zip(&c).map(|(a, b)| a * b).sum::<f64>();
     p2.clamp(0.0, 1.0)
@@ -179,7 +179,7 @@ fn power_function(x: MatRef<'_, f64>, nb: &[usize], ds: &[f64], eps: f64) -> f64
 /// rows `nb` of `x`. K is positive definite for distinct points; where round-off makes
 /// the factorisation fail (nearly coincident neighbours), a jitter of 1e-10 on the
 /// diagonal is added, doubling until it succeeds.
-fn gaussian_cholesky(x: MatRef<'_, f64>, nb: &[usize], eps: f64) -> Vec<f64> {
+fn gaussian_cholesky(x: MatRef<'_, f64>, nb: &[usize], eps: f64, ridge: f64) -> Vec<f64> {
     let k = nb.len();
     let mut base = vec![0.0; k * k];
     for a in 0..k {
@@ -191,7 +191,7 @@ fn gaussian_cholesky(x: MatRef<'_, f64>, nb: &[usize], eps: f64) -> Vec<f64> {
             base[a * k + b] = v;
             base[b * k + a] = v;
         }
-        base[a * k + a] = 1.0;
+        base[a * k + a] = 1.0 + ridge;
     }
     let mut jitter = 0.0;
     loop {
@@ -217,18 +217,28 @@ pub(crate) fn training_scale(dist: &[Vec<f64>], k: usize) -> f64 {
     crate::kernel::bandwidth::median(&mut m).max(f64::MIN_POSITIVE)
 }
 
+/// The bound on Σ|uₐ| of the pre-image's weights. Neighbours that are close in the
+/// embedding but far apart in the input space (a folded embedding) make K nearly
+/// singular and the plain interpolation weights extrapolate far out of the data (a
+/// Swiss roll through a 2-component kernel PCA: mean error 154 for a roll of radius
+/// 15); where Σ|u| would exceed 2 a ridge K + λI is added, the smallest that brings it
+/// back (maths §8, the table there). Next to a training embedding point u ≈ eₐ and no
+/// ridge is needed: the map stays continuous there.
+const PREIMAGE_WEIGHT_BOUND: f64 = 2.0;
+
 /// Maps the rows of `q` (points in the embedding space of training embedding `y`) back to
 /// the input space of the training points `x`: on each row's k nearest training
 /// embedding points `nbrs`, the Gaussian kernel interpolant exp(−r²/ε) with a constant
 /// tail (maths §8 restricted to the neighbours),
 ///
-///   x(q) = Σₐ uₐ(q) xₐ,  [K 1; 1ᵀ 0] [u; μ] = [k(q); 1],
+///   x(q) = Σₐ uₐ(q) xₐ,  [K + λI 1; 1ᵀ 0] [u; μ] = [k(q); 1],
 ///
-/// so the weights sum to 1 (constants are reproduced) and a training embedding point
-/// returns its training point exactly. `residual` is the power function of that
-/// interpolation, P²(q) = 1 − 2uᵀk(q) + uᵀKu: 0 on the training embedding, growing away
-/// from it past 1 (not monotonically: far away it settles at 1 + 1/(1ᵀK⁻¹1) > 1). `reconstruction_error` is the distance to the
-/// nearest training embedding point in units of √ε.
+/// λ = 0 unless the weights would exceed [`PREIMAGE_WEIGHT_BOUND`] in Σ|uₐ|, so the
+/// weights sum to 1 (constants are reproduced) and a training embedding point returns
+/// its training point exactly. `residual` is the power function of the weights u,
+/// P²(q) = 1 − 2uᵀk(q) + uᵀKu: 0 on the training embedding, growing away from it past 1
+/// far from it. `reconstruction_error` is the distance to the nearest training
+/// embedding point in units of √ε.
 pub(crate) fn preimage(
     y: MatRef<'_, f64>,
     x: MatRef<'_, f64>,
@@ -253,15 +263,27 @@ pub(crate) fn preimage(
                 u
             } else {
                 let kq: Vec<f64> = ds.iter().map(|v| (-v * v / eps).exp()).collect();
-                let l = gaussian_cholesky(y, nb, eps);
-                let a = cholesky_solve(&l, k, &kq);
-                let b = cholesky_solve(&l, k, &vec![1.0; k]);
-                let (sa, sb) = (a.iter().sum::<f64>(), b.iter().sum::<f64>());
-                let mu = (sa - 1.0) / sb;
-                let u: Vec<f64> = a.iter().zip(&b).map(|(p, t)| p - mu * t).collect();
-                // uᵀKu = uᵀ(k(q) − μ1) since Ku = k(q) − μ1.
+                // The smallest ridge of 0, 1e-6, 4e-6, … that keeps Σ|u| ≤ 2 (as λ
+                // grows u tends to 1/k, Σ|u| to 1).
+                let mut lambda = 0.0;
+                let (u, mu) = loop {
+                    let l = gaussian_cholesky(y, nb, eps, lambda);
+                    let a = cholesky_solve(&l, k, &kq);
+                    let b = cholesky_solve(&l, k, &vec![1.0; k]);
+                    let (sa, sb) = (a.iter().sum::<f64>(), b.iter().sum::<f64>());
+                    let mu = (sa - 1.0) / sb;
+                    let u: Vec<f64> = a.iter().zip(&b).map(|(p, t)| p - mu * t).collect();
+                    if u.iter().map(|v| v.abs()).sum::<f64>() <= PREIMAGE_WEIGHT_BOUND
+                        || lambda > 1e6
+                    {
+                        break (u, mu);
+                    }
+                    lambda = if lambda == 0.0 { 1e-6 } else { 4.0 * lambda };
+                };
+                // uᵀKu = uᵀ(k(q) − μ1) − λ‖u‖² since (K + λI)u = k(q) − μ1.
                 let uk: f64 = u.iter().zip(&kq).map(|(p, t)| p * t).sum();
-                let uku = uk - mu * u.iter().sum::<f64>();
+                let uu: f64 = u.iter().map(|p| p * p).sum();
+                let uku = uk - mu * u.iter().sum::<f64>() - lambda * uu;
                 power.push((1.0 - 2.0 * uk + uku).max(0.0));
                 u
             };

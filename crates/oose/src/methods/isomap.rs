@@ -424,6 +424,7 @@ impl Method for Isomap {
     type Fitted = FittedIsomap;
     const NAME: &'static str = "isomap";
     const ABOUT: &'static str = "Isomap: classical MDS of kNN-graph geodesics (maths §6)";
+    const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &[
         N_COMPONENTS,
@@ -456,6 +457,13 @@ impl Method for Isomap {
         vec![
             Configuration::exact("knn-8", Values::new().with("n_neighbors", 8usize))
                 .with_restricted(),
+            Configuration::exact(
+                "cosine",
+                Values::new()
+                    .with("n_neighbors", 8usize)
+                    .with("metric", "cosine"),
+            )
+            .with_restricted(),
         ]
     }
 

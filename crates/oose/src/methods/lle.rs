@@ -479,6 +479,7 @@ impl Method for LocallyLinearEmbedding {
     const NAME: &'static str = "lle";
     const ABOUT: &'static str =
         "Locally linear embedding with barycentric extension (maths §14; not exact on training points)";
+    const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] =
         &join::<5>(&[NO_PARAMS, &[N_COMPONENTS, N_NEIGHBORS, REG, SOLVER, METHOD]]);

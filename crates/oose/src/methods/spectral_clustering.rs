@@ -327,6 +327,7 @@ impl Method for SpectralClustering {
     const NAME: &'static str = "spectral-clustering";
     const ABOUT: &'static str =
         "Spectral clustering (Ng–Jordan–Weiss) extended to new points (maths §7)";
+    const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<10>(&[
         NO_PARAMS,

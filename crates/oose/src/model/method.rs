@@ -107,6 +107,10 @@ pub trait Method: Default + Sized {
     const ABOUT: &'static str;
     /// What the method is fitted on.
     const INPUT: InputKinds = InputKinds::Points;
+    /// Whether the method compares points through a neighbour search or a kernel of
+    /// distances, so that [`Model::fit`](super::Model::fit) takes a `metric`
+    /// (maths §19; applied to the points before the method sees them).
+    const METRIC: bool = false;
 
     /// The parameters: names, flags, kinds and help (not the defaults: those are
     /// `Self::default()`'s values).

@@ -3,23 +3,26 @@
 //!
 //! Layout (little endian): 8 magic bytes `b"OOSE\0MDL"`, format version (u32), payload
 //! length (u64), CRC-32 of the payload (u32), then the postcard-encoded [`Model`]
-//! (version 3: the fitted method, the novelty score, then the interface's annotations;
-//! version 2, still read: without the annotations; version 1, still read: the fitted
-//! method alone, its novelty score fitted again on reading).
+//! (version 4: the fitted method, the novelty score, the interface's annotations, then
+//! the metric; version 3, still read: without the metric (Euclidean); version 2: without
+//! the annotations either; version 1: the fitted method alone, its novelty score fitted
+//! again on reading).
 //! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`].
 
+mod extend;
+mod file;
 mod finite;
 pub mod method;
 pub mod params;
 pub(crate) mod specs;
 
+pub use file::{FORMAT_VERSION, MAGIC};
 pub use method::{Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
 
 use crate::diagnostics::novelty::{self, check_alpha, Novelty};
 use crate::error::Error;
-use crate::error::{ModelError, Result};
-use crate::extend::restricted::Joint;
-use crate::extend::{Extension, Strategy};
+use crate::error::Result;
+use crate::extend::Extension;
 use crate::methods::diffusion_maps::{
     DiffusionMaps, FittedDiffusionMaps, FittedEigenmaps, LaplacianEigenmaps, OnIsolated,
 };
@@ -31,15 +34,10 @@ use crate::methods::mds::{ClassicalMds, FittedMds};
 use crate::methods::pca::{FittedPca, Pca};
 use crate::methods::spectral_clustering::{FittedSpectralClustering, SpectralClustering};
 use crate::methods::OutOfSample;
+use crate::metric::Metric;
 use faer::MatRef;
 use params::{ParamList, ParamSpec, Values};
 use serde::{Deserialize, Serialize};
-
-/// Magic bytes at the start of every model file.
-pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
-/// Newest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 3;
-const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 
 /// The registry: every method, once. Each line names the `Model` variant, the fitted
 /// type and the parameter struct (which implements [`Method`]). The order is the
@@ -124,13 +122,7 @@ pub struct Model {
     method: FittedMethod,
     novelty: Option<Novelty>,
     annotations: Vec<(String, String)>,
-}
-
-/// A version-2 payload: a [`Model`] before the annotations.
-#[derive(Deserialize)]
-struct ModelV2 {
-    method: FittedMethod,
-    novelty: Option<Novelty>,
+    metric: Metric,
 }
 
 /// A registered method, type-erased: what interfaces build their commands from.
@@ -144,7 +136,11 @@ pub struct MethodInfo {
     pub input: InputKinds,
     /// Its parameters.
     pub specs: &'static [ParamSpec],
-    /// Its default parameter values, in the order of `specs`.
+    /// Whether [`Model::fit`] takes a `metric` for it ([`Method::METRIC`]; not in
+    /// `specs`: the model, not the method, applies it).
+    pub metric: bool,
+    /// Its default parameter values, in the order of `specs`, then `metric` where the
+    /// method takes one.
     pub defaults: fn() -> ParamList,
     /// Checks a bag of values (all parameters known and valid) and returns the full
     /// parameter list it gives.
@@ -164,20 +160,48 @@ impl std::fmt::Debug for MethodInfo {
 }
 
 fn defaults_of<P: Method>() -> ParamList {
-    P::default().values()
+    with_metric::<P>(P::default().values(), Metric::Euclidean)
 }
 
 fn resolve_of<P: Method>(v: &Values) -> Result<ParamList> {
-    P::from_values(v).map(|p| p.values())
+    let (metric, v) = split_metric(P::NAME, P::METRIC, v)?;
+    Ok(with_metric::<P>(P::from_values(&v)?.values(), metric))
+}
+
+/// `list` and, for a method that takes one, the metric.
+fn with_metric<P: Method>(mut list: ParamList, metric: Metric) -> ParamList {
+    if P::METRIC {
+        list.push(("metric", params::Value::Str(metric.name().into())));
+    }
+    list
 }
 
 fn fit_of<P: Method>(v: &Values, input: Input<'_>) -> Result<Model>
 where
     FittedMethod: From<P::Fitted>,
 {
-    let p = P::from_values(v)?;
+    let (metric, v) = split_metric(P::NAME, P::METRIC, v)?;
+    let prepared = match input {
+        Input::Points(x) => metric.prepare("training data", x)?,
+        _ if metric != Metric::Euclidean => {
+            return Err(Error::param(
+                "metric",
+                format!(
+                    "{} compares points; {} has none",
+                    metric.name(),
+                    input.describe()
+                ),
+            ))
+        }
+        _ => None,
+    };
+    let input = prepared
+        .as_ref()
+        .map_or(input, |p| Input::Points(p.as_ref()));
+    let p = P::from_values(&v)?;
     let fitted = p.fit_input(input)?;
-    let model = Model::assemble(FittedMethod::from(fitted), Some(input));
+    let mut model = Model::assemble(FittedMethod::from(fitted), Some(input));
+    model.metric = metric;
     // Overflow is an error where it arises, never a NaN embedding with exit status 0.
     if let Some(e) = model.fitted().eigenvalues() {
         if let Some(row) = e.iter().position(|v| !v.is_finite()) {
@@ -219,6 +243,43 @@ fn first_nonfinite_row(m: MatRef<'_, f64>) -> Option<usize> {
     (0..m.nrows()).find(|&i| (0..m.ncols()).any(|j| !m[(i, j)].is_finite()))
 }
 
+/// The metric given in `values` and the values without it; an error naming `metric`
+/// for a method (`name`) that does not take one (`takes` false).
+fn split_metric(name: &str, takes: bool, values: &Values) -> Result<(Metric, Values)> {
+    let mut rest = values.clone();
+    let Some(v) = rest.remove("metric") else {
+        return Ok((Metric::Euclidean, rest));
+    };
+    let metric = match v {
+        params::Value::None => Metric::Euclidean,
+        params::Value::Str(s) => Metric::from_name(&s)?,
+        other => {
+            return Err(Error::param(
+                "metric",
+                format!(
+                    "expected a name ({}), got {other}",
+                    Metric::NAMES.join(", ")
+                ),
+            ))
+        }
+    };
+    if !takes && metric != Metric::Euclidean {
+        let takes: Vec<&str> = METHODS
+            .iter()
+            .filter(|m| m.metric)
+            .map(|m| m.name)
+            .collect();
+        return Err(Error::param(
+            "metric",
+            format!(
+                "{name} does not compare points by a metric (metric is taken by {})",
+                takes.join(", ")
+            ),
+        ));
+    }
+    Ok((metric, rest))
+}
+
 impl MethodInfo {
     const fn of<P: Method>() -> MethodInfo
     where
@@ -229,6 +290,7 @@ impl MethodInfo {
             about: P::ABOUT,
             input: P::INPUT,
             specs: P::SPECS,
+            metric: P::METRIC,
             defaults: defaults_of::<P>,
             resolve: resolve_of::<P>,
             fit: fit_of::<P>,
@@ -263,6 +325,7 @@ impl Model {
             method,
             novelty,
             annotations: Vec::new(),
+            metric: Metric::Euclidean,
         }
     }
 
@@ -318,8 +381,36 @@ impl Model {
     /// assert_eq!(m.method(), "isomap");
     /// assert!(m.params().contains(&("n_neighbors", Value::Int(8))));
     /// ```
+    ///
+    /// `metric` (`euclidean`, `cosine`, `correlation`; maths §19) is taken by the
+    /// neighbour methods ([`MethodInfo::metric`]) on points: the model maps the
+    /// training points, and every new point, before the method and the novelty score
+    /// see them.
+    ///
+    /// ```
+    /// use oose::model::{Input, Model, params::Values};
+    /// let x = oose::datasets::s_curve(200, 0.0, 1).points;
+    /// let v = Values::new().with("metric", "cosine");
+    /// let m = Model::fit("umap", &v.clone().with("n_epochs", 20usize), Input::Points(x.as_ref())).unwrap();
+    /// assert_eq!(m.metric().name(), "cosine");
+    /// let e = Model::fit("kpca", &v, Input::Points(x.as_ref())).unwrap_err();
+    /// assert!(e.to_string().contains("metric"), "{e}");
+    /// ```
     pub fn fit(method: &str, values: &Values, input: Input<'_>) -> Result<Model> {
         (MethodInfo::named(method)?.fit)(values, input)
+    }
+
+    /// How the model compares points (maths §19): applied to every new row first.
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    /// `new` mapped by the model's metric (`None`: as given).
+    fn prepared(&self, new: MatRef<'_, f64>) -> Result<Option<faer::Mat<f64>>> {
+        if self.metric != Metric::Euclidean {
+            crate::validate::columns("new points", new, self.input_width())?;
+        }
+        self.metric.prepare("new points", new)
     }
 
     /// The interface's annotations: `(key, text)` pairs an interface stored with the
@@ -351,306 +442,11 @@ impl Model {
     /// methods keep `auto` (`info` shows the ε chosen), kernel PCA and the
     /// interpolator the ε that `auto` chose.
     pub fn params(&self) -> ParamList {
-        self.fitted().param_values()
-    }
-
-    /// Extends with options (strategy, density, isolated-point policy, kernel diagonal):
-    /// every option the model does not support is a typed error naming it.
-    ///
-    /// Every extension carries the novelty columns `novelty`, `novelty_pvalue` and
-    /// `is_novel` (maths §18; NaN where the model has no novelty score), at the level
-    /// `opts.alpha` or the model's.
-    pub fn extend_options(
-        &self,
-        new: MatRef<'_, f64>,
-        opts: &ExtendOptions<'_>,
-    ) -> Result<Extension> {
-        self.check_options(opts)?;
-        let method_opts = ExtendOptions {
-            alpha: None,
-            ..*opts
-        };
-        let near = self.shared_search(new, &method_opts);
-        let mut e = match &near {
-            Some(near) => self.fitted().extend_near(new, &method_opts, near)?,
-            None => self.fitted().extend_options(new, &method_opts)?,
-        };
-        if !self.nan_rows_requested(opts) {
-            if let Some(row) = first_nonfinite_row(e.coordinates.as_ref()) {
-                return Err(Error::Overflow {
-                    what: "extension of the new points",
-                    row,
-                    detail: "the coordinates are not finite: the arithmetic overflowed \
-                             (values far larger than the training data?)",
-                });
-            }
+        let mut p = self.fitted().param_values();
+        if MethodInfo::named(self.method()).is_ok_and(|m| m.metric) {
+            p.push(("metric", params::Value::Str(self.metric.name().into())));
         }
-        // The method has checked the width of `new` against what its rows hold, which
-        // is what the novelty score measures.
-        let scores = match &self.novelty {
-            Some(n) => Some(n.score_near(new, opts.alpha, near.as_ref())?),
-            None => None,
-        };
-        e.extra.extend(novelty::columns(scores, e.len()));
-        Ok(e)
-    }
-
-    /// One neighbour search for the method and the novelty score, where the method
-    /// asks for one and the novelty score measures against the same training points
-    /// (it is fitted on the points the model keeps, so equal shapes mean the same
-    /// points): the k = max(both) nearest training points of every row of `new`.
-    fn shared_search(
-        &self,
-        new: MatRef<'_, f64>,
-        opts: &ExtendOptions<'_>,
-    ) -> Option<crate::neighbors::Neighbours> {
-        let wanted = self.fitted().neighbours_wanted(opts);
-        let x = self.fitted().training_points()?;
-        let nov = self.novelty.as_ref()?;
-        let same = nov.reference() == novelty::Reference::Points
-            && nov.width() == x.ncols()
-            && nov.len() == x.nrows();
-        // Rows the method will refuse (wrong width, not finite) are not searched: its
-        // own checks name them.
-        if wanted == 0
-            || !same
-            || new.ncols() != x.ncols()
-            || new.nrows() == 0
-            || crate::validate::finite("new points", new).is_err()
-        {
-            return None;
-        }
-        let k = wanted.max(nov.neighbours()).min(x.nrows());
-        self.fitted().search_training(new, k)
-    }
-
-    /// Whether the caller asked for NaN rows (isolated new points of neighbour-graph
-    /// models: `on_isolated = nan`, given now or at fit).
-    fn nan_rows_requested(&self, opts: &ExtendOptions<'_>) -> bool {
-        opts.on_isolated == Some(OnIsolated::Nan)
-            || (opts.on_isolated.is_none()
-                && self
-                    .params()
-                    .iter()
-                    .any(|(n, v)| *n == "on_isolated" && *v == params::Value::Str("nan".into())))
-    }
-
-    /// Refuses, by name, every option of `opts` the model does not support and a level
-    /// α outside (0, 1) (interfaces call it before reading any data).
-    pub fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        if let Some(a) = opts.alpha {
-            check_alpha(a)?;
-        }
-        self.fitted().check_options(opts)
-    }
-
-    /// Extends with an explicit strategy (maths §5): projection for every model;
-    /// restricted reconstruction for the MDS family and centred kernel PCA.
-    pub fn extend_with(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
-        self.extend_options(
-            new,
-            &ExtendOptions {
-                strategy: Some(strategy),
-                ..Default::default()
-            },
-        )
-    }
-
-    /// The inverse transform (UMAP, maths §13): embedding coordinates back to the input
-    /// space, with the power function per point as `residual`.
-    pub fn inverse_transform(&self, embedded: MatRef<'_, f64>) -> Result<Extension> {
-        self.fitted().inverse(embedded).unwrap_or_else(|| {
-            Err(Error::Unsupported(format!(
-                "an inverse transform is available for umap models, not {}",
-                self.method()
-            )))
-        })
-    }
-
-    fn inner_product(&self, what: &str) -> Result<&dyn InnerProduct> {
-        self.fitted().inner_product().ok_or_else(|| {
-            Error::Unsupported(format!(
-                "{what} is available for mds, landmark-mds, isomap and kpca models, not {}",
-                self.method()
-            ))
-        })
-    }
-
-    /// Joint restricted reconstruction of several new objects (the MDS family and kernel
-    /// PCA; `mutual` only for classical MDS of proximity data).
-    pub fn extend_joint(
-        &self,
-        new: MatRef<'_, f64>,
-        mutual: Option<MatRef<'_, f64>>,
-    ) -> Result<Joint> {
-        self.inner_product("joint restricted reconstruction")?
-            .extend_joint(new, mutual)
-    }
-
-    /// `steps + 1` points on the arc from projection to restricted reconstruction of
-    /// each new object, `(object, λ, y)` (the MDS family and kernel PCA).
-    pub fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>> {
-        self.inner_product("the arc")?.arc(new, steps)
-    }
-
-    /// Encodes the model with header and checksum.
-    ///
-    /// ```
-    /// use oose::methods::pca::Pca;
-    /// use oose::model::Model;
-    /// let x = oose::datasets::s_curve(50, 0.0, 1).points;
-    /// let m: Model = Pca::default().fit(x.as_ref()).unwrap().into();
-    /// let bytes = m.to_bytes();
-    /// assert_eq!(Model::from_bytes(&bytes).unwrap(), m);
-    /// assert!(Model::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-    /// ```
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let payload =
-            postcard::to_allocvec(self).expect("serialising a model to memory cannot fail");
-        let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-        out.extend_from_slice(&payload);
-        out
-    }
-
-    /// Decodes bytes written by [`Model::to_bytes`], checking magic, version, length,
-    /// checksum and the internal consistency of the payload.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
-        let found = bytes.len() as u64;
-        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
-            if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) && !bytes.is_empty() {
-                return Err(ModelError::Truncated {
-                    expected: HEADER_LEN as u64,
-                    found,
-                }
-                .into());
-            }
-            return Err(ModelError::NotAModel.into());
-        }
-        if bytes.len() < HEADER_LEN {
-            return Err(ModelError::Truncated {
-                expected: HEADER_LEN as u64,
-                found,
-            }
-            .into());
-        }
-        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-        if version > FORMAT_VERSION {
-            return Err(ModelError::NewerVersion {
-                found: version,
-                supported: FORMAT_VERSION,
-            }
-            .into());
-        }
-        if version == 0 {
-            return Err(ModelError::Corrupted("format version 0 does not exist".into()).into());
-        }
-        let len = u64::from_le_bytes(bytes[12..20].try_into().unwrap());
-        let stored = u32::from_le_bytes(bytes[20..24].try_into().unwrap());
-        let expected = (HEADER_LEN as u64).saturating_add(len);
-        if found < expected {
-            return Err(ModelError::Truncated { expected, found }.into());
-        }
-        if found > expected {
-            return Err(ModelError::Corrupted(format!(
-                "{} bytes after the end of the payload",
-                found - expected
-            ))
-            .into());
-        }
-        let payload = &bytes[HEADER_LEN..];
-        let computed = crc32fast::hash(payload);
-        if computed != stored {
-            return Err(ModelError::Checksum { stored, computed }.into());
-        }
-        // The whole payload, or it was written by another version (a flipped version
-        // number reads a newer payload as an older one, which leaves bytes over).
-        fn whole<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> std::result::Result<T, ModelError> {
-            match postcard::take_from_bytes::<T>(payload) {
-                Ok((v, [])) => Ok(v),
-                Ok((_, rest)) => Err(ModelError::Corrupted(format!(
-                    "{} bytes left over after the payload",
-                    rest.len()
-                ))),
-                Err(e) => Err(ModelError::Corrupted(format!(
-                    "payload does not decode: {e}"
-                ))),
-            }
-        }
-        let model: Model = if version == 1 {
-            // Version 1 held the fitted method only: the novelty score is fitted again
-            // from the training data the method keeps (deterministic: as at fit).
-            let method: FittedMethod = whole(payload)?;
-            if !method.fitted().is_consistent() {
-                return Err(
-                    ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
-                );
-            }
-            Model::assemble(method, None)
-        } else if version == 2 {
-            let m: ModelV2 = whole(payload)?;
-            Model {
-                method: m.method,
-                novelty: m.novelty,
-                annotations: Vec::new(),
-            }
-        } else {
-            whole(payload)?
-        };
-        // Parameters first (their errors name them), then the sizes they imply.
-        model.check_payload()?;
-        let ok = model.fitted().is_consistent()
-            && model.novelty.as_ref().is_none_or(|n| n.is_consistent());
-        if !ok {
-            return Err(
-                ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
-            );
-        }
-        Ok(model)
-    }
-
-    /// What a decoded payload must satisfy beyond its sizes (a file written by someone
-    /// else with a valid checksum): every stored number finite, and the parameters
-    /// valid by the same checks as at fit (`n_neighbors ≥ 1`, scales > 0, …).
-    fn check_payload(&self) -> Result<()> {
-        finite::check(self).map_err(|e| ModelError::Corrupted(format!("{e}")))?;
-        check_annotations(&self.annotations)
-            .map_err(|e| ModelError::Corrupted(format!("annotations: {e}")))?;
-        let info = MethodInfo::named(self.method())?;
-        let mut v = Values::new();
-        let n = self.embedding().nrows() as u64;
-        for (name, value) in self.params() {
-            // Counts (n_components, n_neighbors, n_clusters, …) are at least 1 in a
-            // fitted model; the fit checks them against N, which a payload can dodge.
-            if name.starts_with("n_") && value == params::Value::Int(0) {
-                return Err(ModelError::Corrupted(format!(
-                    "invalid parameter `{name}`: 0 (a fitted model has at least 1)"
-                ))
-                .into());
-            }
-            // What the fit checked against the number of training points.
-            let limit = match name {
-                "n_neighbors" => Some((n.saturating_sub(1), "below the number of training points")),
-                "n_components" | "n_clusters" => Some((n, "at most the number of training points")),
-                _ => None,
-            };
-            if let (Some((max, rule)), params::Value::Int(v)) = (limit, &value) {
-                if *v > max {
-                    return Err(ModelError::Corrupted(format!(
-                        "invalid parameter `{name}`: {v} (must be {rule}, {n})"
-                    ))
-                    .into());
-                }
-            }
-            if value != params::Value::None {
-                v.set(name, value);
-            }
-        }
-        (info.resolve)(&v).map_err(|e| ModelError::Corrupted(format!("invalid parameter: {e}")))?;
-        Ok(())
+        p
     }
 
     /// `(key, value)` lines describing the model: method, parameters actually used
@@ -663,6 +459,9 @@ impl Model {
             ("input_width".into(), self.input_width().to_string()),
             ("n_train".into(), self.embedding().nrows().to_string()),
         ];
+        if self.metric != Metric::Euclidean {
+            v.push(("metric".into(), self.metric.name().into()));
+        }
         self.fitted().info(&mut v);
         match &self.novelty {
             Some(n) => {

@@ -185,6 +185,11 @@ impl Values {
         self.map.keys().map(String::as_str)
     }
 
+    /// Removes `name`, returning its value.
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        self.map.remove(name)
+    }
+
     fn take(&self, name: &str) -> Option<&Value> {
         self.map.get(name)
     }

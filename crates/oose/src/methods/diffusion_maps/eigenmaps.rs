@@ -139,6 +139,7 @@ impl Method for LaplacianEigenmaps {
     type Fitted = FittedEigenmaps;
     const NAME: &'static str = "eigenmaps";
     const ABOUT: &'static str = "Laplacian eigenmaps with exact Nyström extension (maths §7)";
+    const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<9>(&[
         NO_PARAMS,

@@ -277,6 +277,7 @@ impl Method for DiffusionMaps {
     type Fitted = FittedDiffusionMaps;
     const NAME: &'static str = "dmaps";
     const ABOUT: &'static str = "Diffusion maps with exact Nyström extension (maths §7)";
+    const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<13>(&[
         NO_PARAMS,

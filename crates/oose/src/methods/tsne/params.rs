@@ -154,6 +154,7 @@ impl Method for Tsne {
     const NAME: &'static str = "tsne";
     const ABOUT: &'static str =
         "t-SNE with a weighted-median extension, exact on training points (maths §12)";
+    const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<12>(&[
         NO_PARAMS,

@@ -145,6 +145,7 @@ impl Method for Umap {
     const ABOUT: &'static str =
         "UMAP with a weighted-median extension exact on training points, umap-learn's \
          transform made sample-wise, and an inverse transform (maths §13)";
+    const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<14>(&[
         NO_PARAMS,
@@ -198,6 +199,13 @@ impl Method for Umap {
                     .with("n_epochs", 60usize)
                     .with("init", "random")
                     .with("min_dist", 0.3),
+            ),
+            Configuration::exact(
+                "correlation",
+                Values::new()
+                    .with("n_neighbors", 8usize)
+                    .with("n_epochs", 60usize)
+                    .with("metric", "correlation"),
             ),
         ]
     }

@@ -1,0 +1,207 @@
+//! The model file: header, checksum, and the readers of every format version.
+
+use super::{check_annotations, finite, params, FittedMethod, MethodInfo, Model, Novelty, Values};
+use crate::error::{ModelError, Result};
+use crate::methods::OutOfSample;
+use crate::metric::Metric;
+use serde::Deserialize;
+
+/// Magic bytes at the start of every model file.
+pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
+/// Newest format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 4;
+const HEADER_LEN: usize = 8 + 4 + 8 + 4;
+
+/// A version-2 payload: a [`Model`] before the annotations.
+#[derive(Deserialize)]
+struct ModelV2 {
+    method: FittedMethod,
+    novelty: Option<Novelty>,
+}
+
+/// A version-3 payload: a [`Model`] before the metric (Euclidean).
+#[derive(Deserialize)]
+struct ModelV3 {
+    method: FittedMethod,
+    novelty: Option<Novelty>,
+    annotations: Vec<(String, String)>,
+}
+
+impl Model {
+    /// Encodes the model with header and checksum.
+    ///
+    /// ```
+    /// use oose::methods::pca::Pca;
+    /// use oose::model::Model;
+    /// let x = oose::datasets::s_curve(50, 0.0, 1).points;
+    /// let m: Model = Pca::default().fit(x.as_ref()).unwrap().into();
+    /// let bytes = m.to_bytes();
+    /// assert_eq!(Model::from_bytes(&bytes).unwrap(), m);
+    /// assert!(Model::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let payload =
+            postcard::to_allocvec(self).expect("serialising a model to memory cannot fail");
+        let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    /// Decodes bytes written by [`Model::to_bytes`], checking magic, version, length,
+    /// checksum and the internal consistency of the payload.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
+        let found = bytes.len() as u64;
+        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+            if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) && !bytes.is_empty() {
+                return Err(ModelError::Truncated {
+                    expected: HEADER_LEN as u64,
+                    found,
+                }
+                .into());
+            }
+            return Err(ModelError::NotAModel.into());
+        }
+        if bytes.len() < HEADER_LEN {
+            return Err(ModelError::Truncated {
+                expected: HEADER_LEN as u64,
+                found,
+            }
+            .into());
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+        if version > FORMAT_VERSION {
+            return Err(ModelError::NewerVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            }
+            .into());
+        }
+        if version == 0 {
+            return Err(ModelError::Corrupted("format version 0 does not exist".into()).into());
+        }
+        let len = u64::from_le_bytes(bytes[12..20].try_into().unwrap());
+        let stored = u32::from_le_bytes(bytes[20..24].try_into().unwrap());
+        let expected = (HEADER_LEN as u64).saturating_add(len);
+        if found < expected {
+            return Err(ModelError::Truncated { expected, found }.into());
+        }
+        if found > expected {
+            return Err(ModelError::Corrupted(format!(
+                "{} bytes after the end of the payload",
+                found - expected
+            ))
+            .into());
+        }
+        let payload = &bytes[HEADER_LEN..];
+        let computed = crc32fast::hash(payload);
+        if computed != stored {
+            return Err(ModelError::Checksum { stored, computed }.into());
+        }
+        // The whole payload, or it was written by another version (a flipped version
+        // number reads a newer payload as an older one, which leaves bytes over).
+        fn whole<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> std::result::Result<T, ModelError> {
+            match postcard::take_from_bytes::<T>(payload) {
+                Ok((v, [])) => Ok(v),
+                Ok((_, rest)) => Err(ModelError::Corrupted(format!(
+                    "{} bytes left over after the payload",
+                    rest.len()
+                ))),
+                Err(e) => Err(ModelError::Corrupted(format!(
+                    "payload does not decode: {e}"
+                ))),
+            }
+        }
+        let model: Model = if version == 1 {
+            // Version 1 held the fitted method only: the novelty score is fitted again
+            // from the training data the method keeps (deterministic: as at fit).
+            let method: FittedMethod = whole(payload)?;
+            if !method.fitted().is_consistent() {
+                return Err(
+                    ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
+                );
+            }
+            Model::assemble(method, None)
+        } else if version == 2 {
+            let m: ModelV2 = whole(payload)?;
+            Model {
+                method: m.method,
+                novelty: m.novelty,
+                annotations: Vec::new(),
+                metric: Metric::Euclidean,
+            }
+        } else if version == 3 {
+            let m: ModelV3 = whole(payload)?;
+            Model {
+                method: m.method,
+                novelty: m.novelty,
+                annotations: m.annotations,
+                metric: Metric::Euclidean,
+            }
+        } else {
+            whole(payload)?
+        };
+        // Parameters first (their errors name them), then the sizes they imply.
+        model.check_payload()?;
+        let ok = model.fitted().is_consistent()
+            && model.novelty.as_ref().is_none_or(|n| n.is_consistent());
+        if !ok {
+            return Err(
+                ModelError::Corrupted("matrix sizes in the payload disagree".into()).into(),
+            );
+        }
+        Ok(model)
+    }
+
+    /// What a decoded payload must satisfy beyond its sizes (a file written by someone
+    /// else with a valid checksum): every stored number finite, and the parameters
+    /// valid by the same checks as at fit (`n_neighbors ≥ 1`, scales > 0, …).
+    fn check_payload(&self) -> Result<()> {
+        finite::check(self).map_err(|e| ModelError::Corrupted(format!("{e}")))?;
+        check_annotations(&self.annotations)
+            .map_err(|e| ModelError::Corrupted(format!("annotations: {e}")))?;
+        let info = MethodInfo::named(self.method())?;
+        let mut v = Values::new();
+        let n = self.embedding().nrows() as u64;
+        if self.metric != Metric::Euclidean && !info.metric {
+            return Err(ModelError::Corrupted(format!(
+                "a {} model with metric {}",
+                info.name,
+                self.metric.name()
+            ))
+            .into());
+        }
+        for (name, value) in self.fitted().param_values() {
+            // Counts (n_components, n_neighbors, n_clusters, …) are at least 1 in a
+            // fitted model; the fit checks them against N, which a payload can dodge.
+            if name.starts_with("n_") && value == params::Value::Int(0) {
+                return Err(ModelError::Corrupted(format!(
+                    "invalid parameter `{name}`: 0 (a fitted model has at least 1)"
+                ))
+                .into());
+            }
+            // What the fit checked against the number of training points.
+            let limit = match name {
+                "n_neighbors" => Some((n.saturating_sub(1), "below the number of training points")),
+                "n_components" | "n_clusters" => Some((n, "at most the number of training points")),
+                _ => None,
+            };
+            if let (Some((max, rule)), params::Value::Int(v)) = (limit, &value) {
+                if *v > max {
+                    return Err(ModelError::Corrupted(format!(
+                        "invalid parameter `{name}`: {v} (must be {rule}, {n})"
+                    ))
+                    .into());
+                }
+            }
+            if value != params::Value::None {
+                v.set(name, value);
+            }
+        }
+        (info.resolve)(&v).map_err(|e| ModelError::Corrupted(format!("invalid parameter: {e}")))?;
+        Ok(())
+    }
+}
