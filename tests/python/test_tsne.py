@@ -79,8 +79,13 @@ def test_digits_embedding_is_as_trustworthy_as_scikit_learns_and_transform_class
 
 def test_bad_parameters_are_named():
     x, _ = _digits()
+    # Too large for the data: lowered to (N − 1)/3 with a warning (openTSNE's rule),
+    # the model records the value used, get_params keeps the one asked for.
+    with pytest.warns(oose.FitWarning, match=r"perplexity = 50.*lowered to \(N − 1\)/3 = 13"):
+        est = oose.TSNE(perplexity=50, max_iter=250).fit(x[:40])
+    assert dict(est.model_.params())["perplexity"] == 13.0 and est.get_params()["perplexity"] == 50
     with pytest.raises(ValueError, match="perplexity"):
-        oose.TSNE(perplexity=50).fit(x[:40])
+        oose.TSNE(perplexity=-1.0).fit(x[:40])
     with pytest.raises(ValueError, match="n_components"):
         oose.TSNE(n_components=4).fit(x[:200])
     with pytest.raises(ValueError, match="angle"):

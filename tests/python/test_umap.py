@@ -89,8 +89,12 @@ def test_save_load_and_pickle_keep_the_model(fitted, tmp_path):
 
 def test_bad_parameters_are_named():
     x, _ = _digits()
+    # Too large for the data: lowered to N − 1 with a warning (umap-learn's rule).
+    with pytest.warns(oose.FitWarning, match="n_neighbors = 40 .*lowered to N − 1 = 39"):
+        est = oose.UMAP(n_neighbors=40, n_epochs=30).fit(x[:40])
+    assert dict(est.model_.params())["n_neighbors"] == 39 and est.get_params()["n_neighbors"] == 40
     with pytest.raises(ValueError, match="n_neighbors"):
-        oose.UMAP(n_neighbors=40).fit(x[:40])
+        oose.UMAP(n_neighbors=1).fit(x[:40])
     with pytest.raises(ValueError, match="min_dist"):
         oose.UMAP(min_dist=2.0).fit(x[:100])
     with pytest.raises(ValueError, match="init"):

@@ -205,7 +205,12 @@ fn the_approximate_transform_search_is_exact_on_training_points() {
 fn bad_input_is_a_typed_error_naming_the_parameter() {
     let (x, _) = blobs(200, 4, 5);
     let small = x.as_ref().subrows(0, 20);
-    let e = Tsne::default().fit(small).unwrap_err();
+    let e = Tsne {
+        perplexity: 0.0,
+        ..Default::default()
+    }
+    .fit(small)
+    .unwrap_err();
     assert!(
         matches!(
             e,
@@ -216,6 +221,22 @@ fn bad_input_is_a_typed_error_naming_the_parameter() {
         ),
         "{e:?}"
     );
+    // perplexity ≥ N is lowered to (N − 1)/3 with a warning (openTSNE's rule).
+    let m = Tsne {
+        max_iter: 100,
+        ..Default::default()
+    }
+    .fit(small)
+    .unwrap();
+    use oose::model::Fitted;
+    assert!(
+        m.fit_warnings()[0].contains("(N − 1)/3"),
+        "{:?}",
+        m.fit_warnings()
+    );
+    assert!(m
+        .param_values()
+        .contains(&("perplexity", oose::model::params::Value::Float(19.0 / 3.0))));
     let e = Tsne {
         n_components: 4,
         ..Default::default()

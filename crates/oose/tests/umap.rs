@@ -250,11 +250,27 @@ fn bad_input_is_a_typed_error_naming_the_parameter() {
     };
     assert_eq!(
         param(Umap {
-            n_neighbors: 60,
+            n_neighbors: 1,
             ..quick()
         }),
         "n_neighbors"
     );
+    // n_neighbors ≥ N is lowered to N − 1 with a warning (umap-learn's rule).
+    let m = Umap {
+        n_neighbors: 60,
+        ..quick()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    use oose::model::Fitted;
+    assert!(
+        m.fit_warnings()[0].contains("lowered to N − 1 = 59"),
+        "{:?}",
+        m.fit_warnings()
+    );
+    assert!(m
+        .param_values()
+        .contains(&("n_neighbors", oose::model::params::Value::Int(59))));
     assert_eq!(
         param(Umap {
             min_dist: 2.0,

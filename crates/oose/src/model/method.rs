@@ -410,6 +410,10 @@ macro_rules! neighbour_embedding_fitted {
 
         $crate::fitted_basics!();
 
+        fn fit_warnings(&self) -> &[String] {
+            &self.warnings.0
+        }
+
         fn check_options(&self, opts: &$crate::model::ExtendOptions<'_>) -> $crate::Result<()> {
             opts.refuse_all_but(&["interpolation", "optimize"], |o| {
                 $crate::model::method::no_such_option(<$method as $crate::model::Method>::NAME, o)

@@ -291,8 +291,27 @@ impl Tsne {
     }
 
     /// Fits on the rows of `x` (N×D).
+    /// `perplexity` ≥ N (from 2 points) is lowered to (N − 1)/3 with a fit warning, as
+    /// openTSNE does; the model records the value used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedTsne> {
         validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        if n >= 2 && self.perplexity.is_finite() && self.perplexity >= n as f64 {
+            let lowered = Tsne {
+                perplexity: (n - 1) as f64 / 3.0,
+                ..self.clone()
+            };
+            let note = format!(
+                "perplexity = {} is not below the number of points ({n}): lowered to \
+                 (N − 1)/3 = {} (as openTSNE does)",
+                self.perplexity, lowered.perplexity
+            );
+            return lowered.fit_noting(x, vec![note]);
+        }
+        self.fit_noting(x, Vec::new())
+    }
+
+    fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedTsne> {
         let n = x.nrows();
         self.check(n)?;
         let k = self.n_neighbors(n);
@@ -320,6 +339,7 @@ impl Tsne {
             graph_recall: graph.recall,
             search,
             fit_novelty,
+            warnings: crate::model::method::Transient(warnings),
         })
     }
 }
@@ -347,6 +367,9 @@ pub struct FittedTsne {
     /// The novelty score from the fit's kNN graph, for the model (not stored).
     #[serde(skip)]
     fit_novelty: Pending,
+    /// The fit's warnings (perplexity lowered), not stored.
+    #[serde(skip)]
+    warnings: crate::model::method::Transient<Vec<String>>,
 }
 
 impl FittedTsne {

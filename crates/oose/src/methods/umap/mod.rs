@@ -203,9 +203,29 @@ impl Umap {
         Ok(())
     }
 
-    /// Fits on the rows of `x` (N×D).
+    /// Fits on the rows of `x` (N×D). `n_neighbors` ≥ N (from 3 points) is lowered
+    /// to N − 1 with a fit warning, as umap-learn does; the model records the value
+    /// used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedUmap> {
         validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        if n >= 3 && self.n_neighbors >= n {
+            let lowered = Umap {
+                n_neighbors: n - 1,
+                ..self.clone()
+            };
+            let note = format!(
+                "n_neighbors = {} is not below the number of points ({n}): lowered to N − 1 \
+                 = {} (as umap-learn does)",
+                self.n_neighbors,
+                n - 1
+            );
+            return lowered.fit_noting(x, vec![note]);
+        }
+        self.fit_noting(x, Vec::new())
+    }
+
+    fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedUmap> {
         let n = x.nrows();
         self.check(n)?;
         let k = self.n_neighbors - 1;
@@ -288,6 +308,7 @@ impl Umap {
             graph_recall: graph.recall,
             search,
             fit_novelty,
+            warnings: crate::model::method::Transient(warnings),
         })
     }
 }
@@ -339,6 +360,9 @@ pub struct FittedUmap {
     /// The novelty score from the fit's kNN graph, for the model (not stored).
     #[serde(skip)]
     fit_novelty: Pending,
+    /// The fit's warnings (n_neighbors lowered), not stored.
+    #[serde(skip)]
+    warnings: crate::model::method::Transient<Vec<String>>,
 }
 
 impl FittedUmap {
