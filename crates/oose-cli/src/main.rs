@@ -51,9 +51,9 @@ enum Command {
     },
     /// Embed new points into a fitted model (streams: reads, extends and writes in chunks).
     Extend(extend::ExtendArgs),
-    /// Map embedding coordinates back to the input space (umap models, maths §13): local
-    /// kernel interpolation of the training points; a training embedding point gives its
-    /// training point exactly.
+    /// Map embedding coordinates back to the input space (every model that embeds the
+    /// training points it keeps, maths §8 and §13): local kernel interpolation of the
+    /// training points; a training embedding point gives its training point exactly.
     Inverse(extend::InverseArgs),
     /// Describe a model: method, parameters actually used, sizes, format version.
     Info {

@@ -116,12 +116,21 @@ fn fit_extend_both_strategies_and_inverse() {
         1,
         "embedded points",
     );
-    let kpca = p(&d, "k.oose");
-    ok(&["fit", "kpca", "--input", &train, "--output", &kpca]);
+    let lmds = p(&d, "l.oose");
+    ok(&[
+        "fit",
+        "landmark-mds",
+        "--input",
+        &train,
+        "--landmarks",
+        "20",
+        "--output",
+        &lmds,
+    ]);
     fails(
-        &oose(&["inverse", &kpca, "--input", &emb_file]),
+        &oose(&["inverse", &lmds, "--input", &emb_file]),
         2,
-        "umap models",
+        "landmark-mds keeps none",
     );
     fails(
         &oose(&[
@@ -132,7 +141,7 @@ fn fit_extend_both_strategies_and_inverse() {
             "--output",
             &model,
             "--n-neighbors",
-            "500",
+            "1",
         ]),
         2,
         "n-neighbors",
