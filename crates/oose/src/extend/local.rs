@@ -26,7 +26,7 @@
 
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::small::{cholesky_in_place, cholesky_solve};
-use crate::neighbors::Neighbours;
+use crate::neighbors::{knn, Neighbours};
 use faer::{Mat, MatRef};
 
 /// Extends the rows of `z` (already checked) from training points `x` with embedding `y`:
@@ -169,17 +169,14 @@ fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
 /// The power function 1 − k_zᵀK⁻¹k_z of the Gaussian kernel exp(−r²/ε) on the neighbours.
 fn power_function(x: MatRef<'_, f64>, nb: &[usize], ds: &[f64], eps: f64) -> f64 {
     let kz: Vec<f64> = ds.iter().map(|v| (-v * v / eps).exp()).collect();
-    let l = gaussian_cholesky(x, nb, eps, 0.0);
+    let l = cholesky_jittered(&gaussian_gram(x, nb, eps), nb.len(), 0.0);
     let c = cholesky_solve(&l, nb.len(), &kz);
     let p2 = 1.0 - kz.iter().zip(&c).map(|(a, b)| a * b).sum::<f64>();
     p2.clamp(0.0, 1.0)
 }
 
-/// The Cholesky factor (row-major, k×k) of the Gaussian kernel matrix exp(−r²/ε) of the
-/// rows `nb` of `x`. K is positive definite for distinct points; where round-off makes
-/// the factorisation fail (nearly coincident neighbours), a jitter of 1e-10 on the
-/// diagonal is added, doubling until it succeeds.
-fn gaussian_cholesky(x: MatRef<'_, f64>, nb: &[usize], eps: f64, ridge: f64) -> Vec<f64> {
+/// The Gaussian kernel matrix exp(−r²/ε) (row-major, k×k) of the rows `nb` of `x`.
+fn gaussian_gram(x: MatRef<'_, f64>, nb: &[usize], eps: f64) -> Vec<f64> {
     let k = nb.len();
     let mut base = vec![0.0; k * k];
     for a in 0..k {
@@ -191,13 +188,21 @@ fn gaussian_cholesky(x: MatRef<'_, f64>, nb: &[usize], eps: f64, ridge: f64) -> 
             base[a * k + b] = v;
             base[b * k + a] = v;
         }
-        base[a * k + a] = 1.0 + ridge;
+        base[a * k + a] = 1.0;
     }
+    base
+}
+
+/// The Cholesky factor (row-major, k×k) of `gram` + `ridge`·I. A Gaussian kernel matrix
+/// is positive definite for distinct points; where round-off makes the factorisation
+/// fail (nearly coincident neighbours), a jitter of 1e-10 on the diagonal is added,
+/// doubling until it succeeds.
+fn cholesky_jittered(gram: &[f64], k: usize, ridge: f64) -> Vec<f64> {
     let mut jitter = 0.0;
     loop {
-        let mut l = base.clone();
+        let mut l = gram.to_vec();
         for a in 0..k {
-            l[a * k + a] += jitter;
+            l[a * k + a] += ridge + jitter;
         }
         if cholesky_in_place(&mut l, k) {
             return l;
@@ -215,6 +220,31 @@ pub(crate) fn training_scale(dist: &[Vec<f64>], k: usize) -> f64 {
         .map(|r| r[..k].iter().map(|v| v * v).sum::<f64>() / k as f64)
         .collect();
     crate::kernel::bandwidth::median(&mut m).max(f64::MIN_POSITIVE)
+}
+
+/// Training embedding points a pre-image interpolates from.
+pub(crate) const PREIMAGE_NEIGHBORS: usize = 10;
+
+/// ε of the pre-image of embedding `y` (N×d): [`training_scale`] of each embedding
+/// point's [`PREIMAGE_NEIGHBORS`] nearest others.
+pub(crate) fn preimage_scale(y: MatRef<'_, f64>) -> f64 {
+    let k = PREIMAGE_NEIGHBORS.min(y.nrows().saturating_sub(1)).max(1);
+    training_scale(&knn(y, y, k, true).1, k)
+}
+
+/// The inverse transform of embedding `y` of training points `x` at the rows of `q`
+/// (checked: `y`'s width, finite): [`preimage`] on each row's [`PREIMAGE_NEIGHBORS`]
+/// nearest training embedding points, at scale `eps` ([`preimage_scale`]).
+pub(crate) fn inverse(
+    y: MatRef<'_, f64>,
+    x: MatRef<'_, f64>,
+    q: MatRef<'_, f64>,
+    eps: f64,
+) -> crate::Result<Extension> {
+    crate::validate::columns("embedded points", q, y.ncols())?;
+    crate::validate::finite("embedded points", q)?;
+    let nbrs = knn(q, y, PREIMAGE_NEIGHBORS.min(y.nrows()), false);
+    Ok(preimage(y, x, q, &nbrs, eps))
 }
 
 /// The bound on Σ|uₐ| of the pre-image's weights. Neighbours that are close in the
@@ -265,9 +295,10 @@ pub(crate) fn preimage(
                 let kq: Vec<f64> = ds.iter().map(|v| (-v * v / eps).exp()).collect();
                 // The smallest ridge of 0, 1e-6, 4e-6, … that keeps Σ|u| ≤ 2 (as λ
                 // grows u tends to 1/k, Σ|u| to 1).
+                let gram = gaussian_gram(y, nb, eps);
                 let mut lambda = 0.0;
                 let (u, mu) = loop {
-                    let l = gaussian_cholesky(y, nb, eps, lambda);
+                    let l = cholesky_jittered(&gram, k, lambda);
                     let a = cholesky_solve(&l, k, &kq);
                     let b = cholesky_solve(&l, k, &vec![1.0; k]);
                     let (sa, sb) = (a.iter().sum::<f64>(), b.iter().sum::<f64>());

@@ -10,12 +10,7 @@ use crate::extend::local;
 use crate::extend::restricted::Joint;
 use crate::extend::{Extension, Strategy};
 use crate::methods::OutOfSample;
-use crate::neighbors::knn;
-use crate::validate;
 use faer::MatRef;
-
-/// Training embedding points the generic pre-image interpolates from (as UMAP's).
-const PREIMAGE_NEIGHBORS: usize = 10;
 
 impl Model {
     /// Extends with options (strategy, density, isolated-point policy, kernel diagonal):
@@ -167,16 +162,13 @@ impl Model {
         if y.nrows() != x.nrows() {
             return refuse("embeds only some of its training points (largest_component)");
         }
-        validate::columns("embedded points", embedded, y.ncols())?;
-        validate::finite("embedded points", embedded)?;
-        let n = y.nrows();
-        let k = PREIMAGE_NEIGHBORS.min(n.saturating_sub(1)).max(1);
-        let eps = local::training_scale(&knn(y, y, k, true).1, k);
-        if eps.is_nan() || eps <= 0.0 {
-            return refuse("has all its training embedding points in one place");
-        }
-        let nbrs = knn(embedded, y, PREIMAGE_NEIGHBORS.min(n), false);
-        Ok(local::preimage(y, x, embedded, &nbrs, eps))
+        // The scale needs a neighbour search of the whole training embedding: once per
+        // model, not per call (the CLI inverts in chunks).
+        let eps = *self
+            .preimage_scale
+            .0
+            .get_or_init(|| local::preimage_scale(y));
+        local::inverse(y, x, embedded, eps)
     }
 
     fn inner_product(&self, what: &str) -> Result<&dyn InnerProduct> {

@@ -132,6 +132,7 @@ impl Model {
                 novelty: m.novelty,
                 annotations: Vec::new(),
                 metric: Metric::Euclidean,
+                preimage_scale: Default::default(),
             }
         } else if version == 3 {
             let m: ModelV3 = whole(payload)?;
@@ -140,6 +141,7 @@ impl Model {
                 novelty: m.novelty,
                 annotations: m.annotations,
                 metric: Metric::Euclidean,
+                preimage_scale: Default::default(),
             }
         } else {
             whole(payload)?

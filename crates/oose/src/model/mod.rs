@@ -123,6 +123,9 @@ pub struct Model {
     novelty: Option<Novelty>,
     annotations: Vec<(String, String)>,
     metric: Metric,
+    /// ε of the generic pre-image (`inverse_transform`), computed on first use.
+    #[serde(skip)]
+    preimage_scale: method::Transient<std::sync::OnceLock<f64>>,
 }
 
 /// A registered method, type-erased: what interfaces build their commands from.
@@ -326,6 +329,7 @@ impl Model {
             novelty,
             annotations: Vec::new(),
             metric: Metric::Euclidean,
+            preimage_scale: Default::default(),
         }
     }
 
