@@ -1,10 +1,13 @@
-"""Locally linear embedding agrees with scikit-learn's (method="standard" and "ltsa",
-eigen_solver="dense") on a Swiss roll and on digits: embedding, transform and
-reconstruction_error_."""
+"""Locally linear embedding agrees with scikit-learn's (method="standard", "modified"
+and "ltsa", eigen_solver="dense") on a Swiss roll and on digits: embedding, transform
+and reconstruction_error_. method="hessian" agrees with Donoho and Grimes' Hessian
+eigenmaps written here from the paper (scikit-learn's "hessian" is its LTSA)."""
 import numpy as np
 import pytest
+import scipy.linalg
 from sklearn.datasets import load_digits
 from sklearn.manifold import LocallyLinearEmbedding as SkLLE
+from sklearn.neighbors import NearestNeighbors
 
 import oose
 
@@ -25,6 +28,8 @@ def digits_jittered():
         ("swiss-roll", oose.datasets.swiss_roll(1200, noise=0.05, random_state=0), "ltsa", 10),
         # k = 10 and 12 leave two digits in no other point's neighbourhood: refused below.
         ("digits", digits_jittered(), "ltsa", 15),
+        ("swiss-roll", oose.datasets.swiss_roll(1200, noise=0.05, random_state=0), "modified", 10),
+        ("digits", digits_jittered(), "modified", 12),
     ],
 )
 def test_lle_equals_scikit_learn(name, x, method, k):
@@ -56,3 +61,71 @@ def test_lle_reliability_separates_points_off_the_manifold():
     assert np.all(np.isnan(d_on["residual"]))
     assert np.median(d_on["reconstruction_error"]) < 0.05
     assert np.median(d_off["reconstruction_error"]) > 10 * np.median(d_on["reconstruction_error"])
+
+
+def hessian_eigenmaps(x, k, d=2):
+    """Donoho & Grimes (2003), dense: per point the top d left singular vectors U of the
+    centred neighbourhood, Y = [1, U, UₐU_b (a ≤ b)], Q from its QR, the d(d+1)/2
+    Hessian columns after the first d + 1; M = Σ H Hᵀ; its eigenvectors 1..d."""
+    n = len(x)
+    nb = NearestNeighbors(n_neighbors=k + 1).fit(x).kneighbors(x, return_distance=False)[:, 1:]
+    dp = d * (d + 1) // 2
+    m = np.zeros((n, n))
+    for i in range(n):
+        g = x[nb[i]] - x[nb[i]].mean(0)
+        u = np.linalg.svd(g, full_matrices=False)[0][:, :d]
+        prods = [u[:, a] * u[:, b] for a in range(d) for b in range(a, d)]
+        q = np.linalg.qr(np.column_stack([np.ones(k), u] + prods))[0]
+        h = q[:, d + 1 : d + 1 + dp]
+        m[np.ix_(nb[i], nb[i])] += h @ h.T
+    values, vectors = scipy.linalg.eigh(m, subset_by_index=(0, d + 1))
+    return vectors, values
+
+
+@pytest.mark.parametrize(
+    "name,x,k",
+    [
+        ("swiss-roll", oose.datasets.swiss_roll(1200, noise=0.05, random_state=0), 12),
+        ("digits", digits_jittered(), 20),
+        # k = 12 on digits: M has d + 1 = 3 zero eigenvalues (to 5e-15), so the embedding
+        # is any orthonormal basis of that null space orthogonal to the constant:
+        # compared as a subspace.
+        ("digits", digits_jittered(), 12),
+    ],
+)
+def test_hessian_equals_donoho_grimes(name, x, k):
+    train, new = x[:1000], x[1000:1200]
+    vectors, values = hessian_eigenmaps(train, k)
+    ref = vectors[:, 1:3]
+    est = oose.LocallyLinearEmbedding(n_neighbors=k, method="hessian").fit(train)
+    # scikit-learn's transform applied to the reference embedding: the same barycentric
+    # weights from the same neighbours.
+    sk = SkLLE(n_neighbors=k, method="standard", eigen_solver="dense").fit(train)
+    if values[2] < 1e-12:
+        # The null space of M holds the constant and both embedding columns: ours is in
+        # it; the reference's basis of it is arbitrary.
+        null = vectors[:, values < 1e-12]
+        ours = np.column_stack([np.full(len(train), len(train) ** -0.5), est.embedding_])
+        np.testing.assert_allclose(null @ (null.T @ ours), ours, rtol=0, atol=1e-8)
+        assert np.all(np.abs(est.m_eigenvalues_) < 1e-12)
+        return
+    s = np.sign(np.sum(est.embedding_ * ref, axis=0))
+    np.testing.assert_allclose(est.embedding_ * s, ref, rtol=0, atol=1e-8)
+    sk.embedding_ = ref
+    np.testing.assert_allclose(est.transform(new) * s, sk.transform(new), rtol=0, atol=1e-8)
+    assert abs(est.reconstruction_error_ - values[1:3].sum()) <= 1e-8
+
+
+def test_scikit_learns_hessian_is_its_ltsa():
+    """Why oose's "hessian" does not follow scikit-learn's: scikit-learn keeps every
+    column of the full local Q after the first d + 1, so Σ w wᵀ = I − G Gᵀ, LTSA's M."""
+    x = oose.datasets.swiss_roll(600, noise=0.05, random_state=3)
+    fit = lambda m: SkLLE(n_neighbors=12, method=m, eigen_solver="dense").fit(x)
+    h, l = fit("hessian"), fit("ltsa")
+    sign = np.sign(np.sum(h.embedding_ * l.embedding_, axis=0))
+    np.testing.assert_allclose(h.embedding_ * sign, l.embedding_, rtol=0, atol=1e-9)
+    assert abs(h.reconstruction_error_ - l.reconstruction_error_) <= 1e-12
+    # Donoho and Grimes' M is another matrix: here its bottom eigenvalues sum to 0.72×
+    # LTSA's (0.000292 vs 0.000403).
+    ours = oose.LocallyLinearEmbedding(n_neighbors=12, method="hessian").fit(x)
+    assert ours.reconstruction_error_ < 0.8 * l.reconstruction_error_

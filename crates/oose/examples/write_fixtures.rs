@@ -19,7 +19,7 @@ use oose::methods::interpolate::Interpolator;
 use oose::methods::isomap::Isomap;
 use oose::methods::kernel_pca::KernelPca;
 use oose::methods::landmark_mds::{LandmarkMds, Landmarks};
-use oose::methods::lle::LocallyLinearEmbedding;
+use oose::methods::lle::{LleMethod, LocallyLinearEmbedding};
 use oose::methods::mds::{ClassicalMds, Proximity};
 use oose::methods::pca::Pca;
 use oose::methods::spectral_clustering::SpectralClustering;
@@ -455,6 +455,47 @@ fn fixtures() -> Vec<Fixture> {
             "lle",
             LocallyLinearEmbedding {
                 n_neighbors: 8,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            false,
+        ),
+        // Format 4's metric (0.5.0): cosine Isomap, fitted through the registry.
+        fix(
+            "isomap-cosine",
+            Model::fit(
+                "isomap",
+                &oose::model::params::Values::new()
+                    .with("metric", "cosine")
+                    .with("n_neighbors", 8usize),
+                oose::model::Input::Points(x),
+            )
+            .unwrap(),
+            z,
+            false,
+        ),
+        // Added with the variants (0.5.0, format 4), by the code of their first commit.
+        fix(
+            "lle-modified",
+            LocallyLinearEmbedding {
+                n_neighbors: 8,
+                method: LleMethod::modified(),
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            false,
+        ),
+        fix(
+            "lle-hessian",
+            LocallyLinearEmbedding {
+                n_neighbors: 8,
+                method: LleMethod::hessian(),
                 ..Default::default()
             }
             .fit(x)

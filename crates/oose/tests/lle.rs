@@ -200,3 +200,148 @@ fn ltsa_is_orthonormal_and_refuses_points_no_neighbourhood_contains() {
         other => panic!("{:?}", other.map(|_| ())),
     }
 }
+
+/// R² of the least-squares affine fit of `target` from the embedding's columns.
+fn affine_r2(y: oose::faer::MatRef<'_, f64>, target: &[f64]) -> f64 {
+    use oose::faer::linalg::solvers::Solve;
+    let n = y.nrows();
+    let a = Mat::from_fn(
+        n,
+        y.ncols() + 1,
+        |i, j| if j == 0 { 1.0 } else { y[(i, j - 1)] },
+    );
+    let b = Mat::from_fn(n, 1, |i, _| target[i]);
+    let coef = (a.transpose() * &a)
+        .llt(oose::faer::Side::Lower)
+        .unwrap()
+        .solve(a.transpose() * &b);
+    let fit = &a * &coef;
+    let mean = target.iter().sum::<f64>() / n as f64;
+    let ss_res: f64 = (0..n).map(|i| (target[i] - fit[(i, 0)]).powi(2)).sum();
+    let ss_tot: f64 = target.iter().map(|t| (t - mean).powi(2)).sum();
+    1.0 - ss_res / ss_tot
+}
+
+#[test]
+fn the_variants_recover_the_coordinates_of_flat_and_developable_surfaces() {
+    // Hessian LLE's M annihilates the affine functions of isometric coordinates
+    // [Donoho & Grimes], LTSA's too: on points of a plane (rotated into R³) the
+    // embedding is an affine function of the plane's coordinates up to rounding; on a
+    // half cylinder (isometric to a rectangle) up to the discretisation. Modified and
+    // standard LLE regularise their weights, so recover them less closely.
+    use oose::methods::lle::LleMethod;
+    let mut rng = oose::rng::Rng::new(11);
+    let n = 600;
+    let u: Vec<(f64, f64)> = (0..n)
+        .map(|_| (3.0 * rng.uniform(), 2.0 * rng.uniform()))
+        .collect();
+    let plane = Mat::from_fn(n, 3, |i, j| {
+        let (a, b) = u[i];
+        [0.6 * a + 0.48 * b, 0.8 * a - 0.36 * b, 0.8 * b][j]
+    });
+    let cylinder = Mat::from_fn(n, 3, |i, j| {
+        let (a, b) = u[i];
+        [a.cos(), a.sin(), b][j]
+    });
+    let coords = [
+        u.iter().map(|p| p.0).collect::<Vec<_>>(),
+        u.iter().map(|p| p.1).collect(),
+    ];
+    for (method, plane_floor, cylinder_floor) in [
+        (LleMethod::Standard, 0.99, 0.99),
+        (LleMethod::modified(), 0.99999, 0.9999),
+        (LleMethod::hessian(), 1.0 - 1e-12, 0.9999),
+        (LleMethod::Ltsa, 1.0 - 1e-12, 0.9999),
+    ] {
+        for (surface, x, floor) in [
+            ("plane", &plane, plane_floor),
+            ("cylinder", &cylinder, cylinder_floor),
+        ] {
+            let m = LocallyLinearEmbedding {
+                n_neighbors: 12,
+                method,
+                ..Default::default()
+            }
+            .fit(x.as_ref())
+            .unwrap();
+            let r2 = coords
+                .iter()
+                .map(|c| affine_r2(m.embedding(), c))
+                .fold(1.0, f64::min);
+            println!(
+                "{} on the {surface}: 1 − R² = {:.2e}",
+                method.name(),
+                1.0 - r2
+            );
+            assert!(r2 >= floor, "{} on the {surface}: R² {r2}", method.name());
+        }
+    }
+}
+
+#[test]
+fn hessian_and_modified_refuse_what_they_cannot_fit() {
+    use oose::methods::lle::LleMethod;
+    use oose::model::method::Method;
+    use oose::model::params::Values;
+    let x = roll(80, 8);
+    let fit = |k, d, method| {
+        LocallyLinearEmbedding {
+            n_neighbors: k,
+            n_components: d,
+            method,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+    };
+    // Hessian LLE needs k > d(d+3)/2: 5 for d = 2, 9 for d = 3.
+    for (k, d) in [(5, 2), (9, 3)] {
+        match fit(k, d, LleMethod::hessian()) {
+            Err(Error::InvalidParameter { name, reason }) => {
+                assert_eq!(name, "n_neighbors");
+                assert!(reason.contains(&format!("d(d+3)/2 = {k}")), "{reason}");
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+    assert!(fit(6, 2, LleMethod::hessian()).is_ok());
+    // More components than input dimensions.
+    for method in [LleMethod::hessian(), LleMethod::modified()] {
+        match fit(20, 4, method) {
+            Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, "n_components"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+    // Tolerances: negative or not finite, named; each kept with its method.
+    for (name, v) in [("hessian_tol", -1.0), ("modified_tol", f64::NAN)] {
+        match LocallyLinearEmbedding::from_values(&Values::new().with(name, v)) {
+            Err(Error::InvalidParameter { name: got, .. }) => assert_eq!(got, name),
+            other => panic!("{other:?}"),
+        }
+    }
+    let p = LocallyLinearEmbedding::from_values(
+        &Values::new()
+            .with("method", "hessian")
+            .with("hessian_tol", 0.5),
+    )
+    .unwrap();
+    assert_eq!(p.method, LleMethod::Hessian { tol: 0.5 });
+    // Duplicates: a point whose neighbours all coincide with it has nothing to weigh.
+    let mut dup = roll(40, 9);
+    for i in 1..4 {
+        for j in 0..3 {
+            dup[(i, j)] = dup[(0, j)];
+        }
+    }
+    let modified = LocallyLinearEmbedding {
+        n_neighbors: 3,
+        method: LleMethod::modified(),
+        ..Default::default()
+    };
+    match modified.fit(dup.as_ref()) {
+        Err(Error::InvalidParameter { name, reason }) => {
+            assert_eq!(name, "n_neighbors");
+            assert!(reason.contains("coincides"), "{reason}");
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

@@ -619,7 +619,7 @@ class SpectralClustering(
 
 
 class KernelInterpolator(RegressorMixin, OoseEstimator):
-    """Kernel interpolation (or regularised least squares) of any function known on
+    r"""Kernel interpolation (or regularised least squares) of any function known on
     the training points, with the power function P_X(z) of every prediction (maths §8):
     \|f(z) − f_X(z)\| ≤ P_X(z)·||f||_H.
 

@@ -12,10 +12,15 @@ from ._estimators import _Embedding, _StrategyOption
 
 
 class LocallyLinearEmbedding(_Embedding):
-    """Locally linear embedding (standard LLE or LTSA, maths §14), a drop-in for
-    scikit-learn's ``LocallyLinearEmbedding(method="standard"|"ltsa")`` with its
-    parameter names; ``transform`` places new points by their barycentric weights from the
+    """Locally linear embedding (standard, modified, Hessian or LTSA, maths §14), a
+    drop-in for scikit-learn's ``LocallyLinearEmbedding`` with its parameter names;
+    ``transform`` places new points by their barycentric weights from the
     ``n_neighbors`` nearest training points (scikit-learn's ``transform``).
+
+    ``method="hessian"`` is Donoho and Grimes' Hessian eigenmaps: M sums the local
+    Hessian estimators only. scikit-learn's ``"hessian"`` keeps every column of the local
+    QR factor after the first d + 1, which makes its M that of LTSA (its embedding equals
+    its ``"ltsa"`` one to 1e-12); use ``method="ltsa"`` for that result.
 
     The extension is sample-wise but not exact on training points: a training point is
     its own nearest neighbour and the regularisation spreads a little of its weight over
@@ -36,14 +41,22 @@ class LocallyLinearEmbedding(_Embedding):
         ``auto``, ``dense``, ``lanczos`` or ``shift-invert`` (``auto``: dense up to 1000
         points, shift-invert above) for the bottom eigenvectors of M.
     method : str, default="standard"
-        ``standard`` (barycentric weights) or ``ltsa`` (local tangent space alignment),
-        as scikit-learn's ``method``; ``transform`` uses barycentric weights for both.
+        ``standard`` (barycentric weights), ``modified`` (several weight vectors per
+        point), ``hessian`` (local Hessian estimators; needs ``n_neighbors >
+        n_components * (n_components + 3) / 2``) or ``ltsa`` (local tangent space
+        alignment), as scikit-learn's ``method``; ``transform`` uses barycentric weights
+        for all four.
+    hessian_tol : float, default=1e-4
+        ``method="hessian"``: a local Hessian column whose sum is at least this is
+        divided by it (scikit-learn's rule).
+    modified_tol : float, default=1e-12
+        ``method="modified"``: a Householder vector shorter than this is taken as zero.
 
     Attributes
     ----------
     embedding_ : ndarray of shape (n_samples, n_components)
-        The bottom eigenvectors 1..d of M = (I − W)ᵀ(I − W) (unit norm, sign rule of
-        maths §3).
+        The bottom eigenvectors 1..d of M (for standard LLE M = (I − W)ᵀ(I − W); unit
+        norm, sign rule of maths §3).
     reconstruction_error_ : float
         Sum of their eigenvalues (scikit-learn's ``reconstruction_error_``).
     m_eigenvalues_ : ndarray of shape (n_components,)
@@ -68,6 +81,8 @@ class LocallyLinearEmbedding(_Embedding):
         reg=1e-3,
         solver="auto",
         method="standard",
+        hessian_tol=1e-4,
+        modified_tol=1e-12,
         metric="euclidean",
         n_jobs=None,
         verbose=False,
@@ -77,6 +92,8 @@ class LocallyLinearEmbedding(_Embedding):
         self.reg = reg
         self.solver = solver
         self.method = method
+        self.hessian_tol = hessian_tol
+        self.modified_tol = modified_tol
         self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose

@@ -1,8 +1,9 @@
-//! Locally linear embedding (maths §14), standard and LTSA, with scikit-learn's
-//! definitions and parameter names. Standard: barycentric weights of each point from
-//! its k nearest neighbours (regularised local Gram matrix), M = (I − W)ᵀ(I − W). LTSA:
-//! M from the local tangent spaces. The embedding is M's eigenvectors 1..d from the
-//! bottom (the constant vector, eigenvalue 0, left out).
+//! Locally linear embedding (maths §14): standard, modified, Hessian and LTSA, with
+//! scikit-learn's parameter names. Standard: barycentric weights of each point from its
+//! k nearest neighbours (regularised local Gram matrix), M = (I − W)ᵀ(I − W). Modified:
+//! several weight vectors per point. Hessian: M from local Hessian estimators. LTSA: M
+//! from the local tangent spaces. The builders of M are in `weights`; the embedding is
+//! M's eigenvectors 1..d from the bottom (the constant vector, eigenvalue 0, left out).
 //!
 //! New points get the same barycentric weights from their k nearest training points
 //! and the same combination of the training embedding (scikit-learn's `transform`,
@@ -15,29 +16,36 @@
 
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Extension};
-use crate::linalg::eigen::{top_eigen, top_eigen_below_top, Solver, Symmetric};
-use crate::linalg::small::{cholesky_in_place, cholesky_solve};
+use crate::linalg::eigen::{top_eigen_below_top, Solver, Symmetric};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
 };
-use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
+use crate::model::params::{join, Kind, Param, ParamList, ParamSpec, Value, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, SOLVER};
 use crate::neighbors::knn;
 use crate::validate;
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use weights::{barycentre, hessian_m, ltsa_m, modified_m, singular, standard_m};
+
+mod weights;
 
 /// σ of the shift-invert route on A = I − M/ρ: the wanted eigenvalues of M/ρ are tiny
 /// (1e-9 on a 5000-point Swiss roll), so the shift sits below them; the singular
 /// direction (the constant vector) is projected out of every solve.
 const SHIFT_INVERT_SIGMA: f64 = 1e-10;
 
-/// Which LLE variant builds M (scikit-learn's `method`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// scikit-learn's default `hessian_tol`.
+pub const HESSIAN_TOL: f64 = 1e-4;
+/// scikit-learn's default `modified_tol`.
+pub const MODIFIED_TOL: f64 = 1e-12;
+
+/// Which LLE variant builds M (scikit-learn's `method`, with its tolerance).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub enum LleMethod {
     /// Barycentric weights W, M = (I − W)ᵀ(I − W) [Roweis 2000].
     #[default]
@@ -45,32 +53,93 @@ pub enum LleMethod {
     /// Local tangent space alignment [Zhang 2004]: M = Σᵢ Sᵢ(I − GᵢGᵢᵀ)Sᵢᵀ, Gᵢ = [1/√k,
     /// the top d left singular vectors of the centred neighbourhood].
     Ltsa,
+    /// Modified LLE [Zhang & Wang 2006]: several weight vectors per point, from the
+    /// bottom eigenvectors of its local Gram matrix; `tol` is scikit-learn's
+    /// `modified_tol`.
+    Modified {
+        /// A Householder vector shorter than this is taken as zero.
+        tol: f64,
+    },
+    /// Hessian LLE [Donoho & Grimes 2003]: M from local Hessian estimators; needs
+    /// k > d(d+3)/2. `tol` is scikit-learn's `hessian_tol`.
+    Hessian {
+        /// A Hessian column whose sum is below this is not normalised by it.
+        tol: f64,
+    },
 }
 
 impl LleMethod {
-    /// The name every interface uses (`standard`, `ltsa`).
+    /// The name every interface uses (`standard`, `ltsa`, `modified`, `hessian`).
     pub fn name(&self) -> &'static str {
         match self {
             LleMethod::Standard => "standard",
             LleMethod::Ltsa => "ltsa",
+            LleMethod::Modified { .. } => "modified",
+            LleMethod::Hessian { .. } => "hessian",
         }
     }
-}
 
-impl crate::model::params::Named for LleMethod {
-    fn name(&self) -> &'static str {
-        LleMethod::name(self)
+    /// Modified LLE with scikit-learn's default tolerance.
+    pub fn modified() -> Self {
+        LleMethod::Modified { tol: MODIFIED_TOL }
     }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "method",
-            s,
-            &[("standard", LleMethod::Standard), ("ltsa", LleMethod::Ltsa)],
-        )
+
+    /// Hessian LLE with scikit-learn's default tolerance.
+    pub fn hessian() -> Self {
+        LleMethod::Hessian { tol: HESSIAN_TOL }
     }
 }
 
-/// Locally linear embedding, standard or LTSA (maths §14).
+fn tolerance(v: &Values, name: &'static str, default: f64) -> Result<f64> {
+    let t = v.f64(name, default)?;
+    if t >= 0.0 && t.is_finite() {
+        Ok(t)
+    } else {
+        Err(Error::param(
+            name,
+            format!("must be finite and ≥ 0, got {t:?}"),
+        ))
+    }
+}
+
+/// `method` with `hessian_tol` and `modified_tol` (each read whatever the method, as
+/// scikit-learn does, and kept with the variant that uses it).
+impl Param for LleMethod {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        // Both tolerances always (the one the method does not use at its default), in
+        // the specs' order.
+        let (mut hessian, mut modified) = (HESSIAN_TOL, MODIFIED_TOL);
+        match *self {
+            LleMethod::Modified { tol } => modified = tol,
+            LleMethod::Hessian { tol } => hessian = tol,
+            _ => {}
+        }
+        out.push((name, Value::Str(self.name().into())));
+        out.push(("hessian_tol", Value::Float(hessian)));
+        out.push(("modified_tol", Value::Float(modified)));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        let hessian = tolerance(v, "hessian_tol", HESSIAN_TOL)?;
+        let modified = tolerance(v, "modified_tol", MODIFIED_TOL)?;
+        let chosen = validate::named(
+            name,
+            &v.name(name, default.name())?,
+            &[
+                ("standard", LleMethod::Standard),
+                ("ltsa", LleMethod::Ltsa),
+                ("modified", LleMethod::modified()),
+                ("hessian", LleMethod::hessian()),
+            ],
+        )?;
+        Ok(match chosen {
+            LleMethod::Modified { .. } => LleMethod::Modified { tol: modified },
+            LleMethod::Hessian { .. } => LleMethod::Hessian { tol: hessian },
+            other => other,
+        })
+    }
+}
+
+/// Locally linear embedding: standard, modified, Hessian or LTSA (maths §14).
 ///
 /// ```
 /// use oose::methods::lle::LocallyLinearEmbedding;
@@ -111,124 +180,8 @@ impl Default for LocallyLinearEmbedding {
     }
 }
 
-/// Barycentric weights of `z` from the rows `nbrs` of `x` (Σ w = 1): the solution of
-/// (G + R I) w = 1, normalised, with G the Gram matrix of xⱼ − z and R = reg·tr G (reg
-/// when tr G = 0). Also returns e(z), the scale-free reconstruction error. `None` when
-/// the regularised G is not positive definite (reg = 0 and degenerate neighbours).
-fn barycentre(z: &[f64], x: MatRef<'_, f64>, nbrs: &[usize], reg: f64) -> Option<(Vec<f64>, f64)> {
-    let k = nbrs.len();
-    let dim = z.len();
-    let diff: Vec<f64> = nbrs
-        .iter()
-        .flat_map(|&j| (0..dim).map(move |c| x[(j, c)] - z[c]))
-        .collect();
-    let row = |a: usize| &diff[a * dim..(a + 1) * dim];
-    let mut g = vec![0.0; k * k];
-    for a in 0..k {
-        for b in 0..=a {
-            let v: f64 = row(a).iter().zip(row(b)).map(|(p, q)| p * q).sum();
-            g[a * k + b] = v;
-            g[b * k + a] = v;
-        }
-    }
-    let trace: f64 = (0..k).map(|a| g[a * k + a]).sum();
-    let r = if trace > 0.0 { reg * trace } else { reg };
-    let mut l = g.clone();
-    for a in 0..k {
-        l[a * k + a] += r;
-    }
-    // Cholesky of the regularised G (lower triangle), then two triangular solves of 1.
-    if !cholesky_in_place(&mut l, k) {
-        return None;
-    }
-    let mut w = cholesky_solve(&l, k, &vec![1.0; k]);
-    let sum: f64 = w.iter().sum();
-    w.iter_mut().for_each(|v| *v /= sum);
-    // ||z − Σ wⱼ xⱼ||² = wᵀ G w (Σ w = 1), over the mean squared neighbour distance.
-    let mut err = 0.0;
-    for a in 0..k {
-        for b in 0..k {
-            err += w[a] * g[a * k + b] * w[b];
-        }
-    }
-    let scale = trace / k as f64;
-    let e = if scale > 0.0 {
-        err.max(0.0) / scale
-    } else {
-        0.0
-    };
-    Some((w, e))
-}
-
-fn singular(row: usize) -> Error {
-    Error::param(
-        "reg",
-        format!(
-            "the local Gram matrix of point {row} is singular after regularisation \
-             (duplicate or collinear neighbours); use reg > 0"
-        ),
-    )
-}
-
-/// Rows of a sparse symmetric matrix under construction.
-type Rows = Vec<std::collections::BTreeMap<u32, f64>>;
-
-/// Standard LLE: M = (I − W)ᵀ(I − W) = I − W − Wᵀ + WᵀW, row by row.
-fn standard_m(idx: &[Vec<usize>], w: &[&[f64]]) -> Rows {
-    let n = idx.len();
-    let mut m: Rows = vec![Default::default(); n];
-    for i in 0..n {
-        *m[i].entry(i as u32).or_default() += 1.0;
-        for (a, &ja) in idx[i].iter().enumerate() {
-            *m[i].entry(ja as u32).or_default() -= w[i][a];
-            *m[ja].entry(i as u32).or_default() -= w[i][a];
-            for (b, &jb) in idx[i].iter().enumerate() {
-                *m[ja].entry(jb as u32).or_default() += w[i][a] * w[i][b];
-            }
-        }
-    }
-    m
-}
-
-/// LTSA: for each point, Gᵢ = [1/√k, the top d eigenvectors of Xᵢ Xᵢᵀ] (Xᵢ its k
-/// neighbours, centred), and M gains I − GᵢGᵢᵀ on the neighbours' block.
-fn ltsa_m(x: MatRef<'_, f64>, idx: &[Vec<usize>], d: usize) -> Result<Rows> {
-    let n = idx.len();
-    let dim = x.ncols();
-    let blocks: Vec<Mat<f64>> = idx
-        .par_iter()
-        .map(|nb| {
-            let k = nb.len();
-            let mean: Vec<f64> = (0..dim)
-                .map(|c| nb.iter().map(|&j| x[(j, c)]).sum::<f64>() / k as f64)
-                .collect();
-            let xi = Mat::from_fn(k, dim, |a, c| x[(nb[a], c)] - mean[c]);
-            let ci = &xi * xi.transpose();
-            let v = top_eigen(ci.as_ref(), d, Solver::Dense)?.vectors;
-            let g = Mat::from_fn(k, d + 1, |a, j| {
-                if j == 0 {
-                    1.0 / (k as f64).sqrt()
-                } else {
-                    v[(a, j - 1)]
-                }
-            });
-            Ok(&g * g.transpose())
-        })
-        .collect::<Result<_>>()?;
-    let mut m: Rows = vec![Default::default(); n];
-    for (nb, ggt) in idx.iter().zip(&blocks) {
-        for (a, &ja) in nb.iter().enumerate() {
-            *m[ja].entry(ja as u32).or_default() += 1.0;
-            for (b, &jb) in nb.iter().enumerate() {
-                *m[ja].entry(jb as u32).or_default() -= ggt[(a, b)];
-            }
-        }
-    }
-    Ok(m)
-}
-
 impl LocallyLinearEmbedding {
-    fn validate(&self, n: usize) -> Result<()> {
+    fn validate(&self, n: usize, dim: usize) -> Result<()> {
         let k = self.n_neighbors;
         if k == 0 || k >= n {
             return Err(Error::param(
@@ -257,6 +210,29 @@ impl LocallyLinearEmbedding {
                 ),
             ));
         }
+        match self.method {
+            LleMethod::Hessian { .. } if k <= d * (d + 3) / 2 => {
+                return Err(Error::param(
+                    "n_neighbors",
+                    format!(
+                        "Hessian LLE needs more than d(d+3)/2 = {} neighbours for d = {d} \
+                         (1 + d + d(d+1)/2 local fits), got {k}",
+                        d * (d + 3) / 2
+                    ),
+                ))
+            }
+            LleMethod::Hessian { .. } | LleMethod::Modified { .. } if d > dim => {
+                return Err(Error::param(
+                    "n_components",
+                    format!(
+                        "{} LLE needs at most as many components as input dimensions \
+                         ({dim}), got {d}",
+                        self.method.name()
+                    ),
+                ))
+            }
+            _ => {}
+        }
         if !(self.reg >= 0.0 && self.reg.is_finite()) {
             return Err(Error::param(
                 "reg",
@@ -270,7 +246,7 @@ impl LocallyLinearEmbedding {
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLle> {
         validate::finite_nonempty("training points", x)?;
         let n = x.nrows();
-        self.validate(n)?;
+        self.validate(n, x.ncols())?;
         let k = self.n_neighbors;
         let (idx, _) = knn(x, x, k, true);
         // Barycentric weights of every training point: standard LLE's W, and for both
@@ -317,6 +293,8 @@ impl LocallyLinearEmbedding {
                 }
                 ltsa_m(x, &idx, self.n_components)?
             }
+            LleMethod::Modified { tol } => modified_m(x, &idx, self.n_components, self.reg, tol)?,
+            LleMethod::Hessian { tol } => hessian_m(x, &idx, self.n_components, tol)?,
         };
         let mut training_error: Vec<f64> = bary
             .iter()
@@ -470,8 +448,24 @@ const REG: ParamSpec = ParamSpec::new(
 const METHOD: ParamSpec = ParamSpec::new(
     "method",
     "method",
-    Kind::Choice(&["standard", "ltsa"]),
-    "Variant that builds M: standard (barycentric weights) or ltsa (local tangent spaces).",
+    Kind::Choice(&["standard", "modified", "hessian", "ltsa"]),
+    "Variant that builds M: standard (barycentric weights), modified (several weight \
+     vectors per point), hessian (local Hessian estimators; n_neighbors > d(d+3)/2) or \
+     ltsa (local tangent spaces).",
+);
+
+const HESSIAN_TOL_SPEC: ParamSpec = ParamSpec::new(
+    "hessian_tol",
+    "hessian-tol",
+    Kind::Float,
+    "Hessian LLE: a Hessian column whose sum is at least this is divided by it.",
+);
+
+const MODIFIED_TOL_SPEC: ParamSpec = ParamSpec::new(
+    "modified_tol",
+    "modified-tol",
+    Kind::Float,
+    "Modified LLE: a Householder vector shorter than this is taken as zero.",
 );
 
 impl Method for LocallyLinearEmbedding {
@@ -481,8 +475,18 @@ impl Method for LocallyLinearEmbedding {
         "Locally linear embedding with barycentric extension (maths §14; not exact on training points)";
     const METRIC: bool = true;
 
-    const SPECS: &'static [ParamSpec] =
-        &join::<5>(&[NO_PARAMS, &[N_COMPONENTS, N_NEIGHBORS, REG, SOLVER, METHOD]]);
+    const SPECS: &'static [ParamSpec] = &join::<7>(&[
+        NO_PARAMS,
+        &[
+            N_COMPONENTS,
+            N_NEIGHBORS,
+            REG,
+            SOLVER,
+            METHOD,
+            HESSIAN_TOL_SPEC,
+            MODIFIED_TOL_SPEC,
+        ],
+    ]);
 
     crate::params_as_data!(LocallyLinearEmbedding {
         n_components,
@@ -508,6 +512,18 @@ impl Method for LocallyLinearEmbedding {
                 Values::new()
                     .with("n_neighbors", 10usize)
                     .with("method", "ltsa"),
+            ),
+            not_exact(
+                "modified",
+                Values::new()
+                    .with("n_neighbors", 10usize)
+                    .with("method", "modified"),
+            ),
+            not_exact(
+                "hessian",
+                Values::new()
+                    .with("n_neighbors", 10usize)
+                    .with("method", "hessian"),
             ),
         ]
     }
