@@ -227,19 +227,34 @@ def test_plot_draws_the_training_embedding_and_coloured_new_points(tmp_path):
         oose.plot(est, NEW, color="nope")
 
 
+def _wide(n, d):
+    return np.random.default_rng(0).normal(size=(n, d))
+
+
 @pytest.mark.parametrize(
-    "est",
-    [oose.TSNE(perplexity=30, max_iter=200_000), oose.UMAP(n_epochs=1_000_000)],
-    ids=lambda e: type(e).__name__,
+    "est, data",
+    [
+        (oose.TSNE(perplexity=30, max_iter=200_000), None),
+        (oose.UMAP(n_epochs=1_000_000), None),
+        # The exact kNN search: brute force over 1000 dimensions (~20 s whole).
+        (oose.LocallyLinearEmbedding(n_neighbors=10), lambda: _wide(20_000, 1000)),
+        # Isomap's Dijkstra from every point, then its N×N passes and Lanczos (~5 s).
+        (
+            oose.Isomap(n_neighbors=10),
+            lambda: oose.datasets.swiss_roll(8000, random_state=0),
+        ),
+    ],
+    ids=["TSNE", "UMAP", "LLE-knn", "Isomap-dijkstra"],
 )
-def test_ctrl_c_stops_a_long_fit(est):
+def test_ctrl_c_stops_a_long_fit(est, data):
     """A SIGINT during a fit (here simulated by _thread.interrupt_main 0.5 s in) raises
-    KeyboardInterrupt once the current iteration or epoch ends, not when the fit would."""
+    KeyboardInterrupt once the current iteration, epoch, block of queries, wave of
+    Dijkstra sources or Lanczos product ends, not when the fit would."""
     import _thread
     import threading
     import time
 
-    x = oose.datasets.three_d_clusters(3000, random_state=0)
+    x = oose.datasets.three_d_clusters(3000, random_state=0) if data is None else data()
     timer = threading.Timer(0.5, _thread.interrupt_main)
     start = time.perf_counter()
     timer.start()

@@ -132,7 +132,9 @@ impl Novelty {
             return None;
         }
         let k = NEIGHBOURS.min(n - 1);
-        let (idx, dist) = knn(x, x, k, true);
+        // A stop request (Ctrl-C) during the search leaves no score; the model's fit
+        // then reports the interruption.
+        let (idx, dist) = crate::neighbors::knn_stoppable(x, x, k, true).ok()?;
         Some(Self::from_neighbours(
             k,
             Reference::Points,

@@ -15,7 +15,7 @@ use crate::methods::OutOfSample;
 use crate::model::method::{points_only, Configuration, Fitted, Input, Method};
 use crate::model::params::{Kind, ParamSpec, Values};
 use crate::model::specs::{N_COMPONENTS, RANK_TOLERANCE, SOLVER};
-use crate::neighbors::{knn, Graph};
+use crate::neighbors::{knn, knn_stoppable, Graph};
 use crate::validate;
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
@@ -91,7 +91,13 @@ impl Isomap {
                 ),
             ));
         }
-        let (mut idx, mut dist) = knn(x, x, self.n_neighbors, true);
+        crate::progress::report(|| {
+            format!(
+                "Isomap: {}-nearest neighbours of {n} points",
+                self.n_neighbors
+            )
+        });
+        let (mut idx, mut dist) = knn_stoppable(x, x, self.n_neighbors, true)?;
         let mut graph = Graph::from_knn(&idx, &dist);
         let (label, sizes) = graph.components();
         let mut warnings = Vec::new();
@@ -118,14 +124,24 @@ impl Isomap {
             (0..n).collect()
         };
         let nk = kept.len();
-        let mut geo = graph.all_shortest_paths();
-        symmetrize_in_place(&mut geo, nk);
-        let geodesics = StoredMat::from_column_major(nk, nk, geo);
-        let gv = geodesics.view();
-        let gamma = Mat::from_fn(nk, nk, |i, j| {
-            let v = gv[(i, j)];
-            -0.5 * v * v
+        crate::progress::report(|| {
+            format!("Isomap: geodesic distances (Dijkstra from {nk} points)")
         });
+        let mut geo = graph.all_shortest_paths_stoppable()?;
+        // Passes over N² entries, each a stop point (a fraction of a second at N = 8000).
+        symmetrize_in_place(&mut geo, nk);
+        crate::progress::check()?;
+        // Symmetric now: row j of `geo` is column j, read contiguously.
+        let mut gamma = Mat::<f64>::zeros(nk, nk);
+        for j in 0..nk {
+            let g = &geo[j * nk..(j + 1) * nk];
+            for (v, &d) in gamma.col_as_slice_mut(j).iter_mut().zip(g) {
+                *v = -0.5 * d * d;
+            }
+        }
+        crate::progress::check()?;
+        let geodesics = StoredMat::from_column_major(nk, nk, geo);
+        crate::progress::report(|| "Isomap: eigenproblem".into());
         let core = Cmds::fit(
             gamma,
             self.n_components,

@@ -204,6 +204,9 @@ where
     let p = P::from_values(&v)?;
     let fitted = p.fit_input(input)?;
     let mut model = Model::assemble(FittedMethod::from(fitted), Some(input));
+    // The novelty score's search stops on request too (leaving no score): the fit was
+    // asked to stop, so it reports that rather than a model without its score.
+    crate::progress::check()?;
     model.metric = metric;
     // Overflow is an error where it arises, never a NaN embedding with exit status 0.
     if let Some(e) = model.fitted().eigenvalues() {

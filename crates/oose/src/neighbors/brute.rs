@@ -10,6 +10,7 @@ use faer::{MatRef, Par};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::atomic::AtomicBool;
 
 /// Queries per tile.
 const QUERY_BLOCK: usize = 128;
@@ -99,6 +100,17 @@ pub fn knn_brute(
     k: usize,
     exclude_self: bool,
 ) -> Neighbours {
+    knn_brute_with(queries, points, k, exclude_self, None)
+}
+
+/// [`knn_brute`], stoppable between blocks of queries (`super::knn_stoppable`).
+pub(super) fn knn_brute_with(
+    queries: MatRef<'_, f64>,
+    points: MatRef<'_, f64>,
+    k: usize,
+    exclude_self: bool,
+    stopped: Option<&AtomicBool>,
+) -> Neighbours {
     let n = points.nrows();
     let m = queries.nrows();
     let p_sq = row_sq_norms(points);
@@ -111,6 +123,10 @@ pub fn knn_brute(
             let mut tops: Vec<TopK> = (0..q.nrows()).map(|_| TopK::new(k)).collect();
             let mut bounds = vec![f64::INFINITY; q.nrows()];
             for p0 in (0..n).step_by(POINT_BLOCK) {
+                // Checked per block of 128 × 2048 distances: a stop ends the search fast.
+                if super::stopping(stopped) {
+                    return (Vec::new(), Vec::new());
+                }
                 let w = POINT_BLOCK.min(n - p0);
                 let d2 = sq_distances(q, &q_sq, points.subrows(p0, w), &p_sq[p0..p0 + w], Par::Seq);
                 for c in 0..w {

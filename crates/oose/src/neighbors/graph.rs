@@ -2,7 +2,7 @@
 //! it (maths §6): the method used and, for the approximate one, its recall measured on a
 //! sample against the exact neighbours.
 
-use super::{knn, knn_brute, knn_descent, recall, Descent, Neighbours};
+use super::{knn_brute, knn_descent, recall, Descent, Neighbours};
 use crate::error::Result;
 use crate::model::params::Named;
 use crate::rng::Rng;
@@ -113,15 +113,22 @@ pub struct KnnGraph {
 }
 
 /// The k nearest other rows of every row of `x` by `method` (`seed`: the approximate
-/// graph's trees and its recall sample).
+/// graph's trees and its recall sample). The exact search stops on request
+/// ([`crate::progress::request_stop`]: [`Error::Interrupted`](crate::Error::Interrupted));
+/// the approximate one ends its rounds early and leaves the caller to check.
 ///
 /// ```
 /// use oose::neighbors::{knn_graph, GraphMethod};
 /// let x = oose::datasets::swiss_roll(400, 0.0, false, 1).points;
-/// let g = knn_graph(x.as_ref(), 10, GraphMethod::Approximate, 0);
+/// let g = knn_graph(x.as_ref(), 10, GraphMethod::Approximate, 0).unwrap();
 /// assert!(g.recall > 0.95);
 /// ```
-pub fn knn_graph(x: MatRef<'_, f64>, k: usize, method: GraphMethod, seed: u64) -> KnnGraph {
+pub fn knn_graph(
+    x: MatRef<'_, f64>,
+    k: usize,
+    method: GraphMethod,
+    seed: u64,
+) -> crate::error::Result<KnnGraph> {
     let (n, dim) = (x.nrows(), x.ncols());
     match method.resolve(n, dim) {
         GraphMethod::Approximate => {
@@ -134,17 +141,17 @@ pub fn knn_graph(x: MatRef<'_, f64>, k: usize, method: GraphMethod, seed: u64) -
                 },
             );
             let recall = sampled_recall(x, &neighbours.0, k, seed);
-            KnnGraph {
+            Ok(KnnGraph {
                 neighbours,
                 method: GraphMethod::Approximate,
                 recall,
-            }
+            })
         }
-        _ => KnnGraph {
-            neighbours: knn(x, x, k, true),
+        _ => Ok(KnnGraph {
+            neighbours: super::knn_stoppable(x, x, k, true)?,
             method: GraphMethod::Exact,
             recall: 1.0,
-        },
+        }),
     }
 }
 

@@ -3,12 +3,13 @@
 //! kiddo fixes the dimension at compile time; [`knn_tree`] dispatches on the runtime
 //! dimension to one instantiation per dimension 1..=16.
 
-use super::Neighbours;
+use super::{stopping, Neighbours};
 use faer::MatRef;
 use kiddo::immutable::float::kdtree::ImmutableKdTree;
 use kiddo::SquaredEuclidean;
 use rayon::prelude::*;
 use std::num::NonZero;
+use std::sync::atomic::AtomicBool;
 
 /// Largest dimension served by the kd-tree.
 pub const MAX_DIM: usize = 16;
@@ -24,6 +25,7 @@ fn knn_k<const K: usize>(
     points: MatRef<'_, f64>,
     k: usize,
     exclude_self: bool,
+    stopped: Option<&AtomicBool>,
 ) -> Neighbours {
     let pts = rows::<K>(points);
     let tree: ImmutableKdTree<f64, u32, K, 32> = ImmutableKdTree::new_from_slice(&pts);
@@ -36,6 +38,9 @@ fn knn_k<const K: usize>(
             let Some(want) = NonZero::new(want) else {
                 return (Vec::new(), Vec::new());
             };
+            if stopping(stopped) {
+                return (Vec::new(), Vec::new());
+            }
             let mut found: Vec<(f64, usize)> = tree
                 .nearest_n::<SquaredEuclidean>(q, want)
                 .into_iter()
@@ -68,11 +73,12 @@ pub(crate) fn knn_tree(
     points: MatRef<'_, f64>,
     k: usize,
     exclude_self: bool,
+    stopped: Option<&AtomicBool>,
 ) -> Neighbours {
     macro_rules! dispatch {
         ($($d:literal)*) => {
             match points.ncols() {
-                $($d => knn_k::<$d>(queries, points, k, exclude_self),)*
+                $($d => knn_k::<$d>(queries, points, k, exclude_self, stopped),)*
                 d => unreachable!("kd-tree dimension {d} outside 1..=16"),
             }
         };

@@ -34,10 +34,48 @@ pub fn knn(
     k: usize,
     exclude_self: bool,
 ) -> Neighbours {
+    search(queries, points, k, exclude_self, None)
+}
+
+/// [`knn`] inside a fit: a stop request ([`crate::progress::request_stop`], Ctrl-C) ends
+/// the search within a block of queries and returns
+/// [`Error::Interrupted`](crate::Error::Interrupted).
+pub(crate) fn knn_stoppable(
+    queries: MatRef<'_, f64>,
+    points: MatRef<'_, f64>,
+    k: usize,
+    exclude_self: bool,
+) -> crate::error::Result<Neighbours> {
+    let stopped = AtomicBool::new(false);
+    let found = search(queries, points, k, exclude_self, Some(&stopped));
+    if stopped.load(AtomicOrdering::Relaxed) {
+        return Err(crate::error::Error::Interrupted);
+    }
+    Ok(found)
+}
+
+/// True (and `stopped` set) when a stoppable search is asked to stop.
+pub(crate) fn stopping(stopped: Option<&AtomicBool>) -> bool {
+    match stopped {
+        Some(flag) if crate::progress::stop_requested() => {
+            flag.store(true, AtomicOrdering::Relaxed);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn search(
+    queries: MatRef<'_, f64>,
+    points: MatRef<'_, f64>,
+    k: usize,
+    exclude_self: bool,
+    stopped: Option<&AtomicBool>,
+) -> Neighbours {
     if (1..=kdtree::MAX_DIM).contains(&points.ncols()) && points.nrows() >= 64 {
-        kdtree::knn_tree(queries, points, k, exclude_self)
+        kdtree::knn_tree(queries, points, k, exclude_self, stopped)
     } else {
-        knn_brute(queries, points, k, exclude_self)
+        brute::knn_brute_with(queries, points, k, exclude_self, stopped)
     }
 }
 
@@ -160,6 +198,18 @@ impl Graph {
     /// missed); it can differ from plain Dijkstra ([`Graph::all_shortest_paths_plain`])
     /// by the rounding of sums taken in another order.
     pub fn all_shortest_paths(&self) -> Vec<f64> {
+        self.shortest_paths(false)
+            .expect("only a stoppable search is interrupted")
+    }
+
+    /// [`Graph::all_shortest_paths`] inside a fit: a stop request
+    /// ([`crate::progress::request_stop`], Ctrl-C) ends it after the current wave of at
+    /// most 64 sources, with [`Error::Interrupted`](crate::Error::Interrupted).
+    pub(crate) fn all_shortest_paths_stoppable(&self) -> crate::error::Result<Vec<f64>> {
+        self.shortest_paths(true)
+    }
+
+    fn shortest_paths(&self, stoppable: bool) -> crate::error::Result<Vec<f64>> {
         let n = self.len();
         let mut out = vec![f64::INFINITY; n * n];
         let shared = SharedRows {
@@ -175,6 +225,9 @@ impl Graph {
         const WAVE_MAX: usize = 64;
         let (mut start, mut size) = (0, 1);
         while start < n {
+            if stoppable {
+                crate::progress::check()?;
+            }
             let wave = &order[start..(start + size).min(n)];
             wave.par_iter().for_each_init(
                 || (BinaryHeap::<Item>::with_capacity(n), vec![f64::INFINITY; n]),
@@ -186,7 +239,7 @@ impl Graph {
             start += wave.len();
             size = (2 * size).min(WAVE_MAX);
         }
-        out
+        Ok(out)
     }
 
     /// Plain Dijkstra from every source (binary heap, parallel over sources): the

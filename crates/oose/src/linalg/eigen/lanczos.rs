@@ -14,6 +14,61 @@ pub(super) fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Resul
     }
 }
 
+/// An operator that unwinds out of faer's Lanczos (with [`Stopped`], and without the
+/// panic hook: `resume_unwind`) at its next product once a stop is requested (Ctrl-C,
+/// [`crate::progress::request_stop`]); [`lanczos_operator`] catches it and returns
+/// `Interrupted`. faer's solver has no cancellation of its own, and a degenerate
+/// operator (zero products) makes it restart until its limit.
+struct Stoppable<'a> {
+    op: &'a dyn LinOp<f64>,
+    stop: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl std::fmt::Debug for Stoppable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.op.fmt(f)
+    }
+}
+
+impl LinOp<f64> for Stoppable<'_> {
+    fn apply_scratch(&self, rhs_ncols: usize, par: Par) -> faer::dyn_stack::StackReq {
+        self.op.apply_scratch(rhs_ncols, par)
+    }
+    fn nrows(&self) -> usize {
+        self.op.nrows()
+    }
+    fn ncols(&self) -> usize {
+        self.op.ncols()
+    }
+    fn apply(
+        &self,
+        out: faer::MatMut<'_, f64>,
+        rhs: MatRef<'_, f64>,
+        par: Par,
+        stack: &mut MemStack,
+    ) {
+        if (self.stop)() {
+            std::panic::resume_unwind(Box::new(Stopped));
+        }
+        self.op.apply(out, rhs, par, stack);
+    }
+    fn conj_apply(
+        &self,
+        out: faer::MatMut<'_, f64>,
+        rhs: MatRef<'_, f64>,
+        par: Par,
+        stack: &mut MemStack,
+    ) {
+        if (self.stop)() {
+            std::panic::resume_unwind(Box::new(Stopped));
+        }
+        self.op.conj_apply(out, rhs, par, stack);
+    }
+}
+
+/// The payload of the unwind that carries a stop request out of faer.
+struct Stopped;
+
 /// The `k` largest eigenpairs of the operator `op` − `shift`·I by restarted Lanczos,
 /// where `op` is positive semidefinite (or its eigenvalues of largest magnitude are the
 /// wanted ones) and `norm` bounds its spectral norm.
@@ -22,9 +77,22 @@ pub(super) fn lanczos_operator(
     k: usize,
     norm: f64,
     shift: f64,
+    dims: (usize, usize),
+) -> Result<std::result::Result<Eigen, String>> {
+    lanczos_stoppable(op, k, norm, shift, dims, &crate::progress::stop_requested)
+}
+
+/// [`lanczos_operator`] that ends with `Interrupted` as soon as `stop` says so.
+fn lanczos_stoppable(
+    op: &dyn LinOp<f64>,
+    k: usize,
+    norm: f64,
+    shift: f64,
     (min_dim, max_dim): (usize, usize),
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<std::result::Result<Eigen, String>> {
     let n = op.nrows();
+    let op = &Stoppable { op, stop };
     let params = PartialEigenParams {
         min_dim,
         max_dim,
@@ -42,16 +110,26 @@ pub(super) fn lanczos_operator(
     let mut mem = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(
         op, k, par, params,
     ));
-    let info = partial_self_adjoint_eigen(
-        vecs.as_mut(),
-        &mut vals,
-        op,
-        v0.as_ref(),
-        tol,
-        par,
-        MemStack::new(&mut mem),
-        params,
-    );
+    if stop() {
+        return Err(crate::Error::Interrupted);
+    }
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        partial_self_adjoint_eigen(
+            vecs.as_mut(),
+            &mut vals,
+            op,
+            v0.as_ref(),
+            tol,
+            par,
+            MemStack::new(&mut mem),
+            params,
+        )
+    }));
+    let info = match run {
+        Ok(info) => info,
+        Err(payload) if payload.is::<Stopped>() => return Err(crate::Error::Interrupted),
+        Err(payload) => std::panic::resume_unwind(payload),
+    };
     if info.n_converged_eigen < k {
         return Ok(Err(format!(
             "Lanczos converged for {} of {k} eigenpairs",
@@ -74,4 +152,26 @@ pub(super) fn lanczos_operator(
         solver: Solver::Lanczos,
         note: None,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_stop_during_the_iteration_ends_it_at_the_next_product() {
+        let n = 400;
+        let a = Mat::from_fn(n, n, |i, j| 1.0 / (1.0 + (i as f64 - j as f64).abs()));
+        let asked = AtomicUsize::new(0);
+        // The predicate is asked once before the solver and once per product: stop
+        // after 5 products.
+        let stop = || asked.fetch_add(1, Ordering::SeqCst) > 5;
+        let r = lanczos_stoppable(&a.as_ref(), 3, a.norm_l2(), 0.0, lanczos_dims(3), &stop);
+        assert!(matches!(r, Err(crate::Error::Interrupted)), "{r:?}");
+        assert_eq!(asked.load(Ordering::SeqCst), 7);
+        // Never asked to stop: the same call converges.
+        let r = lanczos_stoppable(&a.as_ref(), 3, a.norm_l2(), 0.0, lanczos_dims(3), &|| false);
+        assert_eq!(r.unwrap().unwrap().values.len(), 3);
+    }
 }

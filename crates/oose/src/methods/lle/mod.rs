@@ -25,7 +25,7 @@ use crate::model::method::{
 };
 use crate::model::params::{join, Kind, Param, ParamList, ParamSpec, Value, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, SOLVER};
-use crate::neighbors::knn;
+use crate::neighbors::{knn, knn_stoppable};
 use crate::validate;
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -248,7 +248,7 @@ impl LocallyLinearEmbedding {
         let n = x.nrows();
         self.validate(n, x.ncols())?;
         let k = self.n_neighbors;
-        let (idx, _) = knn(x, x, k, true);
+        let (idx, _) = knn_stoppable(x, x, k, true)?;
         // Barycentric weights of every training point: standard LLE's W, and for both
         // variants the training points' reconstruction error (in `info`).
         let bary: Vec<Option<(Vec<f64>, f64)>> = (0..n)

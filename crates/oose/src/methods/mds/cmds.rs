@@ -59,6 +59,7 @@ impl Cmds {
         }
         let means = KernelMeans::of(&gamma);
         means.center(&mut gamma);
+        crate::progress::check()?;
         let mut b = gamma;
         let eig = top_eigen(b.as_ref(), d, solver)?;
         let top = eig.values[0].max(0.0);

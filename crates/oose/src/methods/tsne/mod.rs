@@ -32,7 +32,7 @@ use crate::methods::OutOfSample;
 use crate::model::method::Fitted;
 use crate::model::params::Named;
 use crate::model::specs::fmt_list;
-use crate::neighbors::{knn, knn_graph, GraphMethod, Neighbours, TrainingSearch};
+use crate::neighbors::{knn_graph, knn_stoppable, GraphMethod, Neighbours, TrainingSearch};
 use crate::validate;
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
@@ -255,7 +255,7 @@ impl Tsne {
         if d > 2 {
             return Err(Error::param("n_components", "the FFT gradient needs d ≤ 2"));
         }
-        let graph = knn_graph(x, self.n_neighbors(n), self.neighbors, self.seed);
+        let graph = knn_graph(x, self.n_neighbors(n), self.neighbors, self.seed)?;
         let p = self.joint(x, &graph.neighbours)?;
         let mut out = Vec::new();
         let mut pool = fft::Pool::default();
@@ -315,14 +315,14 @@ impl Tsne {
         let n = x.nrows();
         self.check(n)?;
         let k = self.n_neighbors(n);
-        let graph = knn_graph(x, k, self.neighbors, self.seed);
+        let graph = knn_graph(x, k, self.neighbors, self.seed)?;
         let dist = &graph.neighbours.1;
         let p = self.joint(x, &graph.neighbours)?;
         let kt = self.transform_neighbors.min(n - 1).max(1);
         let reliability_epsilon = if kt <= k {
             local::training_scale(dist, kt)
         } else {
-            local::training_scale(&knn(x, x, kt, true).1, kt)
+            local::training_scale(&knn_stoppable(x, x, kt, true)?.1, kt)
         };
         let search = TrainingSearch::new(self.transform_search, n, x.ncols(), &graph.neighbours.0);
         let fit_novelty = Pending::new(Novelty::from_graph(x, &graph.neighbours.0, dist));

@@ -31,7 +31,9 @@ use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::Fitted;
 use crate::model::params::Named;
-use crate::neighbors::{knn, knn_graph, row_hash, GraphMethod, Neighbours, TrainingSearch};
+use crate::neighbors::{
+    knn_graph, knn_stoppable, row_hash, GraphMethod, Neighbours, TrainingSearch,
+};
 use crate::validate;
 use faer::{Mat, MatRef};
 use layout::{Curve, Sgd};
@@ -229,7 +231,7 @@ impl Umap {
         let method = self
             .neighbors
             .resolve_from(n, x.ncols(), APPROXIMATE_GRAPH_FROM);
-        let graph = knn_graph(x, k, method, self.seed);
+        let graph = knn_graph(x, k, method, self.seed)?;
         crate::progress::check()?;
         let (idx, dist) = &graph.neighbours;
         if dist.iter().flatten().all(|&v| v == 0.0) {
@@ -280,7 +282,7 @@ impl Umap {
         let reliability_epsilon = if kt <= k {
             local::training_scale(dist, kt)
         } else {
-            local::training_scale(&knn(x, x, kt, true).1, kt)
+            local::training_scale(&knn_stoppable(x, x, kt, true)?.1, kt)
         };
         let inverse_epsilon = local::preimage_scale(embedding.as_ref());
         let search = TrainingSearch::new(self.transform_search, n, x.ncols(), idx);
