@@ -13,12 +13,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import oose
 
-TOO_FEW = (
-    "the check fits 10 or 20 points, no more than the default n_neighbors (10; 25 for "
-    "diffusion maps): oose refuses n_neighbors >= N with an error naming the parameter "
-    "rather than silently lowering k, which would change the graph asked for. The same "
-    "estimator with n_neighbors=5 passes this check."
-)
 RESTRICTED = (
     "restricted reconstruction (Trosset-Priebe) moves a point that sticks out of the "
     "d-dimensional representation space, training points included (maths §5): on the "
@@ -29,22 +23,6 @@ REPEATED = (
     "iris has repeated points: exact interpolation through them is a singular system "
     "(the error names the repeated rows); regularization > 0 fits it."
 )
-
-# The checks whose data have no more points than the default n_neighbors.
-TOO_FEW_CHECKS = ["check_estimators_nan_inf", "check_fit2d_1feature"]
-TOO_FEW_CHECKS_25 = TOO_FEW_CHECKS + [
-    "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters",
-    "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input",
-    "check_n_features_in_after_fitting",
-    "check_estimators_dtypes",
-    "check_f_contiguous_array_estimator",
-    "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance",
-    "check_dict_unchanged",
-    "check_fit2d_predict1d",
-]
 
 ESTIMATORS = [
     oose.Isomap(),
@@ -77,12 +55,9 @@ ESTIMATORS = [
 
 
 def expected_failures(est):
+    # (The kNN methods lower an n_neighbors or perplexity too large for the checks'
+    # 10 or 20 points, with a FitWarning, as umap-learn and openTSNE do.)
     out = {}
-    k = getattr(est, "n_neighbors", None)
-    # (UMAP and t-SNE lower n_neighbors / perplexity with a warning, as their peers do.)
-    lowers = isinstance(est, (oose.UMAP, oose.TSNE))
-    if k is not None and k >= 10 and getattr(est, "sparsity", "knn") == "knn" and not lowers:
-        out.update({c: TOO_FEW for c in (TOO_FEW_CHECKS_25 if k >= 20 else TOO_FEW_CHECKS)})
     if getattr(est, "strategy", "projection") == "restricted":
         out.update(
             {c: RESTRICTED for c in ["check_transformer_general", "check_transformer_data_not_an_array"]}
@@ -98,15 +73,31 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 
 @pytest.mark.parametrize(
-    "est",
-    [oose.Isomap(), oose.DiffusionMaps(), oose.LaplacianEigenmaps(), oose.SpectralClustering()],
-    ids=lambda e: type(e).__name__,
+    "est, k",
+    [
+        (oose.Isomap(), 10),
+        (oose.DiffusionMaps(), 25),
+        (oose.LaplacianEigenmaps(), 10),
+        (oose.SpectralClustering(), 10),
+        (oose.LocallyLinearEmbedding(n_neighbors=12), 12),
+    ],
+    ids=lambda e: type(e).__name__ if not isinstance(e, int) else str(e),
 )
-def test_defaults_refuse_too_few_points_by_name(est):
-    """The defaults' n_neighbors (10 or 25) on 8 points: a ValueError naming the
-    parameter, not a crash or a silent change of k."""
+def test_defaults_lower_n_neighbors_on_too_few_points_with_a_warning(est, k):
+    """The defaults' n_neighbors (10 or 25) on 8 points: lowered to N - 1 = 7 with a
+    FitWarning naming the parameter (umap-learn's rule), the same fit as asking for 7;
+    get_params keeps the value asked for; 0 is still refused by name."""
     import numpy as np
+    from sklearn.base import clone
 
     x = np.random.default_rng(0).normal(size=(8, 3))
+    with pytest.warns(oose.FitWarning, match=rf"n_neighbors = {k} is not below the number of points \(8\): lowered to N − 1 = 7"):
+        got = clone(est).fit(x)
+    assert got.get_params()["n_neighbors"] == k
+    seven = clone(est).set_params(n_neighbors=7).fit(x)
+    if isinstance(est, oose.SpectralClustering):
+        np.testing.assert_array_equal(got.labels_, seven.labels_)
+    else:
+        np.testing.assert_array_equal(got.embedding_, seven.embedding_)
     with pytest.raises(ValueError, match="n_neighbors"):
-        est.fit(x)
+        clone(est).set_params(n_neighbors=0).fit(x)

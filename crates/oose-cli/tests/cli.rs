@@ -321,10 +321,20 @@ fn bad_parameters_exit_2() {
     );
     fails(
         &oose(&[
-            "fit", "isomap", "--input", &train, "--knn", "40", "--output", &out,
+            "fit", "isomap", "--input", &train, "--knn", "0", "--output", &out,
         ]),
         2,
         "--knn:",
+    );
+    // A --knn of at least N is lowered to N − 1 with a warning, not refused.
+    let r = oose(&[
+        "fit", "isomap", "--input", &train, "--knn", "40", "--output", &out,
+    ]);
+    assert!(r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("oose: warning: n_neighbors = 40 is not below the number of points (40): lowered to N − 1 = 39"),
+        "{err}"
     );
 }
 

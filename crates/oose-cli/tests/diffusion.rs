@@ -223,11 +223,17 @@ fn diffusion_models_fit_extend_and_report() {
     );
     fails(
         &oose(&[
-            "fit", "dmaps", "--input", &data, "--output", &thr, "--knn", "400",
+            "fit", "dmaps", "--input", &data, "--output", &thr, "--knn", "0",
         ]),
         2,
         "--knn:",
     );
+    // At least N: lowered to N − 1 with a warning.
+    let r = oose(&[
+        "fit", "dmaps", "--input", &data, "--output", &thr, "--knn", "400",
+    ]);
+    assert!(r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("lowered to N − 1 = 399"));
     fails(
         &oose(&[
             "fit",

@@ -8,7 +8,7 @@ use oose::methods::diffusion_maps::{
     Density, DiffusionKernel, DiffusionMaps, Epsilon, OnIsolated, Output, Sparsity, Weights,
 };
 use oose::methods::OutOfSample;
-use oose::model::Model;
+use oose::model::{Fitted, Model};
 use oose::Error;
 
 mod common;
@@ -393,22 +393,39 @@ fn bad_input_gives_typed_errors() {
             "{e}"
         );
     }
-    for k in [0usize, 100, 150] {
-        let e = with(DiffusionKernel {
+    let knn = |k: usize| {
+        with(DiffusionKernel {
             sparsity: Sparsity::Knn(k),
             ..Default::default()
         })
         .fit(x.as_ref())
-        .unwrap_err();
+    };
+    let e = knn(0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidParameter {
+                name: "n_neighbors",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // n_neighbors ≥ N is lowered to N − 1 with a warning (umap-learn's rule): the
+    // same fit as asking for N − 1, the kernel recording the value used.
+    let n = x.nrows();
+    let asked = knn(n - 1).unwrap();
+    assert!(asked.fit_warnings().is_empty());
+    for k in [n, n + 50] {
+        let m = knn(k).unwrap();
+        assert_eq!(m.core().spec().sparsity, Sparsity::Knn(n - 1));
+        assert_eq!(m.params().kernel.sparsity, Sparsity::Knn(k));
+        assert_eq!(m.embedding(), asked.embedding());
+        assert_eq!(m.fit_warnings().len(), 1);
         assert!(
-            matches!(
-                e,
-                Error::InvalidParameter {
-                    name: "n_neighbors",
-                    ..
-                }
-            ),
-            "{e}"
+            m.fit_warnings()[0].contains(&format!("n_neighbors = {k} is not below")),
+            "{:?}",
+            m.fit_warnings()
         );
     }
     let e = with(DiffusionKernel {

@@ -9,6 +9,7 @@ use oose::linalg::eigen::Solver;
 use oose::methods::isomap::Isomap;
 use oose::methods::landmark_mds::{LandmarkMds, Landmarks};
 use oose::methods::mds::ClassicalMds;
+use oose::model::Fitted;
 use oose::prelude::*;
 
 fn max_rel_diff(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
@@ -341,4 +342,49 @@ fn joined_components_keep_a_line_isometric() {
             );
         }
     }
+}
+
+#[test]
+fn isomap_lowers_n_neighbors_at_or_above_n_with_a_warning() {
+    // umap-learn's rule (and what scikit-learn's estimator checks need: they fit 10
+    // points, the default asks for 10 neighbours): k ≥ N becomes N − 1, the model
+    // records the value used, and the fit is that of asking for N − 1.
+    let x = swiss_roll(30, 0.0, false, 3).points;
+    let asked = Isomap {
+        n_neighbors: 29,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert!(asked.fit_warnings().is_empty());
+    for k in [30, 100] {
+        let m = Isomap {
+            n_neighbors: k,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap();
+        assert_eq!(m.params().n_neighbors, 29);
+        assert_eq!(m.embedding(), asked.embedding());
+        let w = m.fit_warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains(&format!(
+            "n_neighbors = {k} is not below the number of points (30)"
+        )));
+        // Extension uses the k recorded: a training point comes back exactly.
+        let e = m.extend(x.as_ref().subrows(4, 1)).unwrap();
+        assert!(max_rel_diff(e.coordinates.as_ref(), m.embedding().subrows(4, 1)) < 1e-10);
+    }
+    let zero = Isomap {
+        n_neighbors: 0,
+        ..Default::default()
+    }
+    .fit(x.as_ref());
+    assert!(matches!(
+        zero,
+        Err(Error::InvalidParameter {
+            name: "n_neighbors",
+            ..
+        })
+    ));
 }

@@ -5,6 +5,7 @@ use oose::faer::Mat;
 use oose::linalg::eigen::Solver;
 use oose::methods::lle::LocallyLinearEmbedding;
 use oose::methods::OutOfSample;
+use oose::model::Fitted;
 use oose::prelude::Error;
 
 fn roll(n: usize, seed: u64) -> Mat<f64> {
@@ -108,13 +109,27 @@ fn bad_parameters_are_refused_by_name() {
         other => panic!("{:?}", other.map(|_| ())),
     };
     let base = LocallyLinearEmbedding::default();
-    assert_eq!(
-        name(LocallyLinearEmbedding {
-            n_neighbors: 50,
+    // n_neighbors ≥ N is lowered to N − 1 with a warning (umap-learn's rule): the fit
+    // of asking for N − 1, the model recording the value used.
+    let asked = LocallyLinearEmbedding {
+        n_neighbors: 49,
+        ..base.clone()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    for k in [50, 80] {
+        let m = LocallyLinearEmbedding {
+            n_neighbors: k,
             ..base.clone()
-        }),
-        "n_neighbors"
-    );
+        }
+        .fit(x.as_ref())
+        .unwrap();
+        assert_eq!(m.params().n_neighbors, 49);
+        assert_eq!(m.embedding(), asked.embedding());
+        assert_eq!(m.fit_warnings().len(), 1);
+        assert!(m.fit_warnings()[0].contains("lowered to N − 1 = 49"));
+    }
+    assert!(asked.fit_warnings().is_empty());
     assert_eq!(
         name(LocallyLinearEmbedding {
             n_neighbors: 0,

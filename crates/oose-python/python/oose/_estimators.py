@@ -307,6 +307,9 @@ class Isomap(_StrategyOption, _Embedding):
     ----------
     n_components : int, default=2
     n_neighbors : int, default=10
+        Nearest neighbours of the graph, the point itself not counted. One at or above
+        the number of training points N is lowered to N − 1 with a ``FitWarning``
+        (umap-learn's rule); ``get_params`` keeps the value asked for.
     solver : str, default="auto"
         ``auto``, ``dense`` or ``lanczos`` (``auto``: dense up to 1000 objects, Lanczos
         above when few components are asked for).
@@ -367,6 +370,9 @@ class DiffusionMaps(_Embedding):
         ``knn`` (symmetric rule; the mirror rule for new points), ``threshold`` or
         ``dense``.
     n_neighbors : int, default=25
+        Nearest neighbours of the graph, the point itself not counted. One at or above
+        the number of training points N is lowered to N − 1 with a ``FitWarning``
+        (umap-learn's rule); ``get_params`` keeps the value asked for.
     threshold : float, optional
         η of ``sparsity="threshold"``.
     alpha : float, default=1.0

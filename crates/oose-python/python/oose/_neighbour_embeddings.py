@@ -34,7 +34,9 @@ class LocallyLinearEmbedding(_Embedding):
     ----------
     n_components : int, default=2
     n_neighbors : int, default=5
-        Neighbours of each point, itself not counted.
+        Neighbours of each point, itself not counted. One at or above the number of
+        training points N is lowered to N − 1 with a ``FitWarning`` (umap-learn's
+        rule); ``get_params`` keeps the value asked for.
     reg : float, default=1e-3
         Regularisation of the local Gram matrix G: G + reg·tr(G)·I.
     solver : str, default="auto"
@@ -279,7 +281,8 @@ class UMAP(_StrategyOption, _Embedding):
         Embedding dimension.
     n_neighbors : int, default=15
         Neighbours per point, the point itself included (umap-learn's convention);
-        between 2 and the number of points − 1.
+        at least 2. One at or above the number of training points N is lowered to
+        N − 1 with a ``FitWarning``, as umap-learn does.
     min_dist : float, default=0.1
         Smallest distance between embedded points; between 0 and ``spread``.
     spread : float, default=1.0

@@ -75,9 +75,23 @@ pub struct FittedIsomap {
 }
 
 impl Isomap {
-    /// Fits on the rows of `x` (N×D).
+    /// Fits on the rows of `x` (N×D). `n_neighbors` ≥ N (from 2 points) is lowered to
+    /// N − 1 with a fit warning, as umap-learn does; the model records the value used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedIsomap> {
         validate::finite_nonempty("training data", x)?;
+        let n = x.nrows();
+        if n >= 2 && self.n_neighbors >= n {
+            let lowered = Isomap {
+                n_neighbors: n - 1,
+                ..self.clone()
+            };
+            let note = crate::neighbors::lowered_note(self.n_neighbors, n);
+            return lowered.fit_noting(x, vec![note]);
+        }
+        self.fit_noting(x, Vec::new())
+    }
+
+    fn fit_noting(&self, x: MatRef<'_, f64>, mut warnings: Vec<String>) -> Result<FittedIsomap> {
         let n = x.nrows();
         // Geodesics, the similarity matrix and the eigensolver's copy: N×N each.
         crate::linalg::memory::plan("Isomap's geodesic distances (N×N)", 3, n, n)?;
@@ -100,7 +114,6 @@ impl Isomap {
         let (mut idx, mut dist) = knn_stoppable(x, x, self.n_neighbors, true)?;
         let mut graph = Graph::from_knn(&idx, &dist);
         let (label, sizes) = graph.components();
-        let mut warnings = Vec::new();
         let kept: Vec<usize> = if sizes.len() > 1 && self.largest_component {
             let kept: Vec<usize> = (0..n).filter(|&i| label[i] == 0).collect();
             graph = graph.subgraph(&kept);
@@ -448,7 +461,7 @@ impl Method for Isomap {
             "n_neighbors",
             "knn",
             Kind::Int,
-            "Nearest neighbours k of the graph and of the extension.",
+            "Nearest neighbours k of the graph and of the extension (one ≥ N is lowered to N − 1, with a warning).",
         ),
         SOLVER,
         ParamSpec::new(

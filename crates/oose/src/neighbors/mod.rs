@@ -54,6 +54,16 @@ pub(crate) fn knn_stoppable(
     Ok(found)
 }
 
+/// The fit warning of a method that lowers an `n_neighbors` ≥ N to N − 1 (UMAP, Isomap,
+/// the diffusion kernel's kNN graph).
+pub(crate) fn lowered_note(k: usize, n: usize) -> String {
+    format!(
+        "n_neighbors = {k} is not below the number of points ({n}): lowered to N − 1 = {} \
+         (as umap-learn does)",
+        n - 1
+    )
+}
+
 /// True (and `stopped` set) when a stoppable search is asked to stop.
 pub(crate) fn stopping(stopped: Option<&AtomicBool>) -> bool {
     match stopped {

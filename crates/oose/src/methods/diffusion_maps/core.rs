@@ -87,6 +87,7 @@ impl DiffusionCore {
                 ),
             ));
         }
+        let (spec, lowered) = &spec.lowered_for(n);
         let mut nk = spec.normalised(x)?;
         // ψ₀ = sqrt(d/Σd) is an exact eigenvector with eigenvalue 1, and so is, on a
         // disconnected graph, sqrt(d) on each component: the eigenvalue-1 space is
@@ -124,7 +125,7 @@ impl DiffusionCore {
                 ),
             }
         };
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = lowered.iter().cloned().collect();
         let mut solver_note = eig.note;
         if nk.component_sizes.len() > 1 {
             let c = nk.component_sizes.len();
@@ -202,7 +203,8 @@ impl DiffusionCore {
         self.epsilon
     }
 
-    /// The kernel specification as given.
+    /// The kernel specification as used: as given, but for an `n_neighbors` ≥ N lowered
+    /// to N − 1 ([`DiffusionKernel::lowered_for`]).
     pub fn spec(&self) -> &DiffusionKernel {
         &self.spec
     }

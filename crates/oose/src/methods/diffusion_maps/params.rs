@@ -183,7 +183,7 @@ pub(crate) const KERNEL: [ParamSpec; 5] = [
         "n_neighbors",
         "knn",
         Kind::Int,
-        "Nearest neighbours k (a point counts as its own nearest).",
+        "Nearest neighbours k (a point counts as its own nearest; one ≥ N is lowered to N − 1, with a warning).",
     ),
     ParamSpec::new(
         "threshold",

@@ -130,6 +130,31 @@ impl DiffusionKernel {
         }
     }
 
+    /// The kernel for N points: a kNN graph's `n_neighbors` ≥ N (from 2 points) lowered to
+    /// N − 1, with the warning that says so (as umap-learn does; scikit-learn's estimator
+    /// checks fit 10 points, fewer than the defaults ask for). Otherwise as it is.
+    ///
+    /// ```
+    /// use oose::methods::diffusion_maps::{DiffusionKernel, Sparsity};
+    /// let k = DiffusionKernel { sparsity: Sparsity::Knn(25), ..Default::default() };
+    /// let (used, note) = k.lowered_for(10);
+    /// assert_eq!(used.sparsity, Sparsity::Knn(9));
+    /// assert!(note.unwrap().contains("lowered to N − 1 = 9"));
+    /// assert!(k.lowered_for(100).1.is_none());
+    /// ```
+    pub fn lowered_for(&self, n: usize) -> (DiffusionKernel, Option<String>) {
+        match self.sparsity {
+            Sparsity::Knn(k) if n >= 2 && k >= n => (
+                DiffusionKernel {
+                    sparsity: Sparsity::Knn(n - 1),
+                    ..*self
+                },
+                Some(crate::neighbors::lowered_note(k, n)),
+            ),
+            _ => (*self, None),
+        }
+    }
+
     /// ε for the points `x`, and the dimension estimate of the log-slope rule.
     pub(crate) fn resolve_epsilon(&self, x: MatRef<'_, f64>) -> Result<(f64, Option<f64>)> {
         self.epsilon.resolve(x, false)

@@ -242,9 +242,23 @@ impl LocallyLinearEmbedding {
         Ok(())
     }
 
-    /// Fits on the rows of `x`.
+    /// Fits on the rows of `x`. `n_neighbors` ≥ N (from 2 points) is lowered to N − 1
+    /// with a fit warning, as umap-learn does; the model records the value used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLle> {
         validate::finite_nonempty("training points", x)?;
+        let n = x.nrows();
+        if n >= 2 && self.n_neighbors >= n {
+            let lowered = LocallyLinearEmbedding {
+                n_neighbors: n - 1,
+                ..self.clone()
+            };
+            let note = crate::neighbors::lowered_note(self.n_neighbors, n);
+            return lowered.fit_noting(x, vec![note]);
+        }
+        self.fit_noting(x, Vec::new())
+    }
+
+    fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedLle> {
         let n = x.nrows();
         self.validate(n, x.ncols())?;
         let k = self.n_neighbors;
@@ -348,6 +362,7 @@ impl LocallyLinearEmbedding {
             solver_used: eig.solver,
             solver_note: eig.note,
             median_training_error: crate::kernel::bandwidth::median(&mut training_error),
+            warnings: crate::model::method::Transient(warnings),
         })
     }
 }
@@ -363,10 +378,13 @@ pub struct FittedLle {
     solver_used: Solver,
     solver_note: Option<String>,
     median_training_error: f64,
+    /// The fit's warnings (n_neighbors lowered), not stored.
+    #[serde(skip)]
+    warnings: crate::model::method::Transient<Vec<String>>,
 }
 
 impl FittedLle {
-    /// Parameters as given.
+    /// Parameters as used (`n_neighbors` lowered to N − 1 if it was ≥ N).
     pub fn params(&self) -> &LocallyLinearEmbedding {
         &self.params
     }
@@ -435,7 +453,7 @@ const N_NEIGHBORS: ParamSpec = ParamSpec::new(
     "n_neighbors",
     "knn",
     Kind::Int,
-    "Neighbours k of each point (itself not counted).",
+    "Neighbours k of each point (itself not counted; one ≥ N is lowered to N − 1, with a warning).",
 );
 
 const REG: ParamSpec = ParamSpec::new(
@@ -539,6 +557,10 @@ impl Fitted for FittedLle {
     }
 
     crate::fitted_basics!();
+
+    fn fit_warnings(&self) -> &[String] {
+        &self.warnings.0
+    }
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&[], |o| no_such_option(LocallyLinearEmbedding::NAME, o))

@@ -213,12 +213,7 @@ impl Umap {
                 n_neighbors: n - 1,
                 ..self.clone()
             };
-            let note = format!(
-                "n_neighbors = {} is not below the number of points ({n}): lowered to N − 1 \
-                 = {} (as umap-learn does)",
-                self.n_neighbors,
-                n - 1
-            );
+            let note = crate::neighbors::lowered_note(self.n_neighbors, n);
             return lowered.fit_noting(x, vec![note]);
         }
         self.fit_noting(x, Vec::new())
