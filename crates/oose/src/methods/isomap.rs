@@ -80,15 +80,14 @@ impl Isomap {
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedIsomap> {
         validate::finite_nonempty("training data", x)?;
         let n = x.nrows();
-        if n >= 2 && self.n_neighbors >= n {
-            let lowered = Isomap {
-                n_neighbors: n - 1,
+        match crate::neighbors::lowered(self.n_neighbors, n) {
+            Some((k, note)) => Isomap {
+                n_neighbors: k,
                 ..self.clone()
-            };
-            let note = crate::neighbors::lowered_note(self.n_neighbors, n);
-            return lowered.fit_noting(x, vec![note]);
+            }
+            .fit_noting(x, vec![note]),
+            None => self.fit_noting(x, Vec::new()),
         }
-        self.fit_noting(x, Vec::new())
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, mut warnings: Vec<String>) -> Result<FittedIsomap> {

@@ -10,7 +10,6 @@ use faer::{MatRef, Par};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::sync::atomic::AtomicBool;
 
 /// Queries per tile.
 const QUERY_BLOCK: usize = 128;
@@ -100,7 +99,7 @@ pub fn knn_brute(
     k: usize,
     exclude_self: bool,
 ) -> Neighbours {
-    knn_brute_with(queries, points, k, exclude_self, None)
+    knn_brute_with(queries, points, k, exclude_self, false)
 }
 
 /// [`knn_brute`], stoppable between blocks of queries (`super::knn_stoppable`).
@@ -109,7 +108,7 @@ pub(super) fn knn_brute_with(
     points: MatRef<'_, f64>,
     k: usize,
     exclude_self: bool,
-    stopped: Option<&AtomicBool>,
+    stoppable: bool,
 ) -> Neighbours {
     let n = points.nrows();
     let m = queries.nrows();
@@ -124,7 +123,7 @@ pub(super) fn knn_brute_with(
             let mut bounds = vec![f64::INFINITY; q.nrows()];
             for p0 in (0..n).step_by(POINT_BLOCK) {
                 // Checked per block of 128 × 2048 distances: a stop ends the search fast.
-                if super::stopping(stopped) {
+                if super::stopping(stoppable) {
                     return (Vec::new(), Vec::new());
                 }
                 let w = POINT_BLOCK.min(n - p0);

@@ -9,7 +9,6 @@ use kiddo::immutable::float::kdtree::ImmutableKdTree;
 use kiddo::SquaredEuclidean;
 use rayon::prelude::*;
 use std::num::NonZero;
-use std::sync::atomic::AtomicBool;
 
 /// Largest dimension served by the kd-tree.
 pub const MAX_DIM: usize = 16;
@@ -25,7 +24,7 @@ fn knn_k<const K: usize>(
     points: MatRef<'_, f64>,
     k: usize,
     exclude_self: bool,
-    stopped: Option<&AtomicBool>,
+    stoppable: bool,
 ) -> Neighbours {
     let pts = rows::<K>(points);
     let tree: ImmutableKdTree<f64, u32, K, 32> = ImmutableKdTree::new_from_slice(&pts);
@@ -38,7 +37,7 @@ fn knn_k<const K: usize>(
             let Some(want) = NonZero::new(want) else {
                 return (Vec::new(), Vec::new());
             };
-            if stopping(stopped) {
+            if stopping(stoppable) {
                 return (Vec::new(), Vec::new());
             }
             let mut found: Vec<(f64, usize)> = tree
@@ -73,12 +72,12 @@ pub(crate) fn knn_tree(
     points: MatRef<'_, f64>,
     k: usize,
     exclude_self: bool,
-    stopped: Option<&AtomicBool>,
+    stoppable: bool,
 ) -> Neighbours {
     macro_rules! dispatch {
         ($($d:literal)*) => {
             match points.ncols() {
-                $($d => knn_k::<$d>(queries, points, k, exclude_self, stopped),)*
+                $($d => knn_k::<$d>(queries, points, k, exclude_self, stoppable),)*
                 d => unreachable!("kd-tree dimension {d} outside 1..=16"),
             }
         };

@@ -34,7 +34,7 @@ pub fn knn(
     k: usize,
     exclude_self: bool,
 ) -> Neighbours {
-    search(queries, points, k, exclude_self, None)
+    search(queries, points, k, exclude_self, false)
 }
 
 /// [`knn`] inside a fit: a stop request ([`crate::progress::request_stop`], Ctrl-C) ends
@@ -46,33 +46,32 @@ pub(crate) fn knn_stoppable(
     k: usize,
     exclude_self: bool,
 ) -> crate::error::Result<Neighbours> {
-    let stopped = AtomicBool::new(false);
-    let found = search(queries, points, k, exclude_self, Some(&stopped));
-    if stopped.load(AtomicOrdering::Relaxed) {
-        return Err(crate::error::Error::Interrupted);
-    }
+    let found = search(queries, points, k, exclude_self, true);
+    // A search that skipped work on a stop request is incomplete: never returned.
+    crate::progress::check()?;
     Ok(found)
 }
 
-/// The fit warning of a method that lowers an `n_neighbors` ≥ N to N − 1 (UMAP, Isomap,
-/// the diffusion kernel's kNN graph).
-pub(crate) fn lowered_note(k: usize, n: usize) -> String {
-    format!(
-        "n_neighbors = {k} is not below the number of points ({n}): lowered to N − 1 = {} \
-         (as umap-learn does)",
-        n - 1
-    )
+/// The one rule of the kNN methods (UMAP, Isomap, LLE, the diffusion kernel's graph) for
+/// an `n_neighbors` k ≥ N (from 2 points): k = N − 1 and the fit warning that says so, as
+/// umap-learn does. `None` when k is usable as it is (or 0, refused by the method).
+pub(crate) fn lowered(k: usize, n: usize) -> Option<(usize, String)> {
+    (n >= 2 && k >= n).then(|| {
+        (
+            n - 1,
+            format!(
+                "n_neighbors = {k} is not below the number of points ({n}): lowered to N − 1 \
+                 = {} (as umap-learn does)",
+                n - 1
+            ),
+        )
+    })
 }
 
-/// True (and `stopped` set) when a stoppable search is asked to stop.
-pub(crate) fn stopping(stopped: Option<&AtomicBool>) -> bool {
-    match stopped {
-        Some(flag) if crate::progress::stop_requested() => {
-            flag.store(true, AtomicOrdering::Relaxed);
-            true
-        }
-        _ => false,
-    }
+/// True when a stoppable search is asked to stop: it skips its remaining work, and
+/// [`knn_stoppable`] returns `Interrupted` (the request stays set until the next fit).
+pub(crate) fn stopping(stoppable: bool) -> bool {
+    stoppable && crate::progress::stop_requested()
 }
 
 fn search(
@@ -80,12 +79,12 @@ fn search(
     points: MatRef<'_, f64>,
     k: usize,
     exclude_self: bool,
-    stopped: Option<&AtomicBool>,
+    stoppable: bool,
 ) -> Neighbours {
     if (1..=kdtree::MAX_DIM).contains(&points.ncols()) && points.nrows() >= 64 {
-        kdtree::knn_tree(queries, points, k, exclude_self, stopped)
+        kdtree::knn_tree(queries, points, k, exclude_self, stoppable)
     } else {
-        brute::knn_brute_with(queries, points, k, exclude_self, stopped)
+        brute::knn_brute_with(queries, points, k, exclude_self, stoppable)
     }
 }
 
@@ -235,8 +234,8 @@ impl Graph {
         const WAVE_MAX: usize = 64;
         let (mut start, mut size) = (0, 1);
         while start < n {
-            if stoppable {
-                crate::progress::check()?;
+            if stopping(stoppable) {
+                return Err(crate::error::Error::Interrupted);
             }
             let wave = &order[start..(start + size).min(n)];
             wave.par_iter().for_each_init(

@@ -143,15 +143,18 @@ impl DiffusionKernel {
     /// assert!(k.lowered_for(100).1.is_none());
     /// ```
     pub fn lowered_for(&self, n: usize) -> (DiffusionKernel, Option<String>) {
-        match self.sparsity {
-            Sparsity::Knn(k) if n >= 2 && k >= n => (
+        let Sparsity::Knn(k) = self.sparsity else {
+            return (*self, None);
+        };
+        match crate::neighbors::lowered(k, n) {
+            Some((k, note)) => (
                 DiffusionKernel {
-                    sparsity: Sparsity::Knn(n - 1),
+                    sparsity: Sparsity::Knn(k),
                     ..*self
                 },
-                Some(crate::neighbors::lowered_note(k, n)),
+                Some(note),
             ),
-            _ => (*self, None),
+            None => (*self, None),
         }
     }
 

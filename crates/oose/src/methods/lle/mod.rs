@@ -247,15 +247,14 @@ impl LocallyLinearEmbedding {
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLle> {
         validate::finite_nonempty("training points", x)?;
         let n = x.nrows();
-        if n >= 2 && self.n_neighbors >= n {
-            let lowered = LocallyLinearEmbedding {
-                n_neighbors: n - 1,
+        match crate::neighbors::lowered(self.n_neighbors, n) {
+            Some((k, note)) => LocallyLinearEmbedding {
+                n_neighbors: k,
                 ..self.clone()
-            };
-            let note = crate::neighbors::lowered_note(self.n_neighbors, n);
-            return lowered.fit_noting(x, vec![note]);
+            }
+            .fit_noting(x, vec![note]),
+            None => self.fit_noting(x, Vec::new()),
         }
-        self.fit_noting(x, Vec::new())
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedLle> {

@@ -202,21 +202,20 @@ impl Umap {
         Ok(())
     }
 
-    /// Fits on the rows of `x` (N×D). `n_neighbors` ≥ N (from 3 points) is lowered
+    /// Fits on the rows of `x` (N×D). `n_neighbors` ≥ N (from 2 points) is lowered
     /// to N − 1 with a fit warning, as umap-learn does; the model records the value
     /// used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedUmap> {
         validate::finite_nonempty("training data", x)?;
         let n = x.nrows();
-        if n >= 3 && self.n_neighbors >= n {
-            let lowered = Umap {
-                n_neighbors: n - 1,
+        match crate::neighbors::lowered(self.n_neighbors, n) {
+            Some((k, note)) => Umap {
+                n_neighbors: k,
                 ..self.clone()
-            };
-            let note = crate::neighbors::lowered_note(self.n_neighbors, n);
-            return lowered.fit_noting(x, vec![note]);
+            }
+            .fit_noting(x, vec![note]),
+            None => self.fit_noting(x, Vec::new()),
         }
-        self.fit_noting(x, Vec::new())
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedUmap> {
