@@ -532,6 +532,16 @@ fn fixtures() -> Vec<Fixture> {
             z,
             false,
         ),
+        // Added with the method (0.5.0), by the code of its first commit.
+        fix(
+            "mvu",
+            oose::methods::mvu::MaximumVarianceUnfolding::default()
+                .fit(x)
+                .unwrap()
+                .into(),
+            z,
+            false,
+        ),
         // Format 3 (0.5.0): a model with the annotations an interface stores.
         fix(
             "annotated-kpca-v3",

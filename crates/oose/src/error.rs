@@ -133,6 +133,17 @@ pub enum Error {
     },
     #[error("eigensolver failed: {0}")]
     Eigensolver(String),
+    /// An optimisation problem (MVU's semidefinite program) was not solved to the
+    /// requested accuracy; nothing is returned rather than a wrong answer.
+    #[error("{what} was not solved (status {status}): {detail}")]
+    Unsolved {
+        /// The problem.
+        what: &'static str,
+        /// The solver's status (`max-iterations`, `stalled`).
+        status: &'static str,
+        /// Iterations, residuals and what to change.
+        detail: String,
+    },
     /// The fit was asked to stop ([`crate::progress::request_stop`]: Ctrl-C in Python).
     #[error("interrupted: the fit was asked to stop")]
     Interrupted,

@@ -356,7 +356,8 @@ fn the_inverse_transform_returns_training_points_or_is_refused_by_name() {
             "eigenmaps",
             "lle",
             "tsne",
-            "umap"
+            "umap",
+            "mvu"
         ]
     );
 }

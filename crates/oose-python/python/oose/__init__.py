@@ -7,7 +7,7 @@ squared power function). scikit-learn estimators over the Rust core:
 
 - :class:`KernelPCA`, :class:`ClassicalMDS`, :class:`LandmarkMDS`, :class:`Isomap`,
   :class:`DiffusionMaps`, :class:`LaplacianEigenmaps`, :class:`LocallyLinearEmbedding`,
-  :class:`TSNE`, :class:`UMAP`
+  :class:`MaximumVarianceUnfolding`, :class:`TSNE`, :class:`UMAP`
   (transformers; ``inverse_transform`` maps embedding coordinates back),
 - :class:`SpectralClustering` (``predict`` for new points),
 - :class:`KernelInterpolator` (``predict``, with the power function).
@@ -30,7 +30,12 @@ from ._estimators import (
     LaplacianEigenmaps,
     SpectralClustering,
 )
-from ._neighbour_embeddings import TSNE, UMAP, LocallyLinearEmbedding
+from ._neighbour_embeddings import (
+    TSNE,
+    UMAP,
+    LocallyLinearEmbedding,
+    MaximumVarianceUnfolding,
+)
 from ._plot import plot
 
 __version__ = _oose.__version__
@@ -45,6 +50,7 @@ _ESTIMATORS = (
     SpectralClustering,
     KernelInterpolator,
     LocallyLinearEmbedding,
+    MaximumVarianceUnfolding,
     TSNE,
     UMAP,
 )
@@ -114,6 +120,7 @@ __all__ = [
     "LandmarkMDS",
     "LaplacianEigenmaps",
     "LocallyLinearEmbedding",
+    "MaximumVarianceUnfolding",
     "TSNE",
     "UMAP",
     "OoseEstimator",

@@ -1,5 +1,5 @@
 """The scikit-learn estimators of the neighbour embeddings: locally linear embedding,
-t-SNE and UMAP (split from ``_estimators.py``, whose conventions they follow: parameter
+maximum variance unfolding, t-SNE and UMAP (split from ``_estimators.py``, whose conventions they follow: parameter
 names of docs/maths.md and the command line, ``random_state`` for the seed).
 """
 
@@ -106,6 +106,92 @@ class LocallyLinearEmbedding(_Embedding):
             np.asarray(self.info_["m_eigenvalues"], dtype=np.float64)
         )
         self.reconstruction_error_ = float(self.info_["reconstruction_error"])
+
+
+class MaximumVarianceUnfolding(_Embedding):
+    """Maximum variance unfolding (maths §15): the centred Gram matrix K of largest
+    trace that keeps the length of every edge of the symmetric kNN graph, a
+    semidefinite program solved exactly (equality constraints) by oose's own
+    interior-point method; the embedding is the top ``n_components`` eigenvectors of K
+    scaled by the square roots of their eigenvalues. At most 1000 training points: fit
+    on a subset and ``transform`` the rest.
+
+    ``transform`` places new points by their barycentric weights from the
+    ``n_neighbors`` nearest training points applied to the embedding (as
+    :class:`LocallyLinearEmbedding`): sample-wise, not exact on training points, with the
+    scale-free ``reconstruction_error`` per point as the reliability.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    n_neighbors : int, default=5
+        Neighbours of each point; an edge joins two points when either chose the other,
+        and its length is kept. The graph must be connected (otherwise the variance is
+        unbounded and the fit raises). One at or above N is lowered to N − 1 with a
+        ``FitWarning``. Also the neighbours of ``transform``'s weights.
+    reg : float, default=1e-3
+        Regularisation of the local Gram matrices of ``transform``'s weights.
+    tol : float, default=1e-8
+        Relative accuracy asked of the semidefinite program (primal and dual
+        infeasibility, duality gap). When the solver stops short of it but within
+        1e-6 the fit succeeds with a ``FitWarning`` (``sdp_status_ == "almost-solved"``);
+        otherwise it raises ``ValueError`` with the solver's status.
+    max_iter : int, default=100
+        Most interior-point iterations.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n_samples, n_components)
+    kernel_spectrum_ : ndarray
+        The largest eigenvalues of K (up to 10), largest first.
+    objective_ : float
+        tr K, the maximised variance times N.
+    sdp_status_ : str
+        ``"solved"`` or ``"almost-solved"``.
+    max_constraint_violation_ : float
+        Largest |Kᵢᵢ + Kⱼⱼ − 2Kᵢⱼ − dᵢⱼ²| over the edges, relative to the mean squared
+        edge length.
+
+    Examples
+    --------
+    >>> import oose
+    >>> X = oose.datasets.swiss_roll(300, random_state=0)
+    >>> est = oose.MaximumVarianceUnfolding().fit(X[:250])
+    >>> est.transform(X[250:]).shape
+    (50, 2)
+    """
+
+    _method = "mvu"
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        n_neighbors=5,
+        reg=1e-3,
+        tol=1e-8,
+        max_iter=100,
+        metric="euclidean",
+        n_jobs=None,
+        verbose=False,
+    ):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.reg = reg
+        self.tol = tol
+        self.max_iter = max_iter
+        self.metric = metric
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _fitted(self, model, annotate=True):
+        super()._fitted(model, annotate)
+        self.kernel_spectrum_ = np.atleast_1d(
+            np.asarray(self.info_["kernel_spectrum"], dtype=np.float64)
+        )
+        self.objective_ = float(self.info_["objective"])
+        self.sdp_status_ = str(self.info_["sdp_status"])
+        self.max_constraint_violation_ = float(self.info_["max_constraint_violation"])
 
 
 class TSNE(_StrategyOption, _Embedding):

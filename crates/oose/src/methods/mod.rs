@@ -8,6 +8,7 @@ pub mod kernel_pca;
 pub mod landmark_mds;
 pub mod lle;
 pub mod mds;
+pub mod mvu;
 pub mod pca;
 pub mod spectral_clustering;
 pub mod tsne;

@@ -114,6 +114,8 @@ registry! {
     Tsne(crate::methods::tsne::FittedTsne) = crate::methods::tsne::Tsne;
     /// UMAP.
     Umap(crate::methods::umap::FittedUmap) = crate::methods::umap::Umap;
+    /// Maximum variance unfolding (appended: the variant index is the file format).
+    Mvu(crate::methods::mvu::FittedMvu) = crate::methods::mvu::MaximumVarianceUnfolding;
 }
 
 /// A fitted model: the fitted method and the novelty score fitted with it (maths §18).

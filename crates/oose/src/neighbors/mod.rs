@@ -158,6 +158,17 @@ impl Graph {
             .zip(self.weights[r].iter().copied())
     }
 
+    /// Every edge once, as (i, j, weight) with i < j, in order of i then j.
+    pub fn edges(&self) -> Vec<(usize, usize, f64)> {
+        (0..self.len())
+            .flat_map(|i| {
+                self.neighbours(i)
+                    .filter(move |&(j, _)| j > i)
+                    .map(move |(j, w)| (i, j, w))
+            })
+            .collect()
+    }
+
     /// Connected components: a label per vertex, and the component sizes; labels are
     /// ordered by size, largest first (label 0 is the largest component).
     pub fn components(&self) -> (Vec<usize>, Vec<usize>) {

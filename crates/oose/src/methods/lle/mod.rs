@@ -30,7 +30,8 @@ use crate::validate;
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use weights::{barycentre, hessian_m, ltsa_m, modified_m, singular, standard_m};
+pub(crate) use weights::{barycentre, singular, standard_m};
+use weights::{hessian_m, ltsa_m, modified_m};
 
 mod weights;
 
@@ -366,6 +367,41 @@ impl LocallyLinearEmbedding {
     }
 }
 
+/// The barycentric extension (maths §14) of the checked rows `new`: the weights that
+/// reconstruct each row from its k nearest rows of `x` (regularised by `reg`) applied
+/// to the same rows of the embedding `y`; the reconstruction error per row as the
+/// reliability. Shared by LLE and maximum variance unfolding.
+pub(crate) fn barycentric_extension(
+    x: MatRef<'_, f64>,
+    y: MatRef<'_, f64>,
+    k: usize,
+    reg: f64,
+    new: MatRef<'_, f64>,
+) -> Result<Extension> {
+    let d = y.ncols();
+    // One neighbour search for the whole batch (each row's list depends on that row
+    // alone); the chunks then only solve the k×k systems.
+    let (idx, _) = knn(new, x, k, false);
+    by_chunks(new, k, d, |start, z| {
+        let mut coords = Mat::zeros(z.nrows(), d);
+        let mut error = Vec::with_capacity(z.nrows());
+        for (r, nbrs) in idx[start..start + z.nrows()].iter().enumerate() {
+            let zr: Vec<f64> = (0..z.ncols()).map(|c| z[(r, c)]).collect();
+            let (w, e) = barycentre(&zr, x, nbrs, reg).ok_or_else(|| singular(start + r))?;
+            for j in 0..d {
+                coords[(r, j)] = nbrs.iter().zip(&w).map(|(&i, wi)| wi * y[(i, j)]).sum();
+            }
+            error.push(e);
+        }
+        Ok(Extension {
+            coordinates: coords,
+            residual: vec![f64::NAN; z.nrows()],
+            reconstruction_error: error,
+            extra: vec![],
+        })
+    })
+}
+
 /// A fitted locally linear embedding.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FittedLle {
@@ -416,31 +452,13 @@ impl OutOfSample for FittedLle {
     fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
         validate::columns("new points", new, self.x.ncols())?;
         validate::finite("new points", new)?;
-        let x = self.x.view();
-        let y = self.embedding.view();
-        let (k, d) = (self.params.n_neighbors, self.params.n_components);
-        // One neighbour search for the whole batch (each row's list depends on that row
-        // alone); the chunks then only solve the k×k systems.
-        let (idx, _) = knn(new, x, k, false);
-        by_chunks(new, k, d, |start, z| {
-            let mut coords = Mat::zeros(z.nrows(), d);
-            let mut error = Vec::with_capacity(z.nrows());
-            for (r, nbrs) in idx[start..start + z.nrows()].iter().enumerate() {
-                let zr: Vec<f64> = (0..z.ncols()).map(|c| z[(r, c)]).collect();
-                let (w, e) =
-                    barycentre(&zr, x, nbrs, self.params.reg).ok_or_else(|| singular(start + r))?;
-                for j in 0..d {
-                    coords[(r, j)] = nbrs.iter().zip(&w).map(|(&i, wi)| wi * y[(i, j)]).sum();
-                }
-                error.push(e);
-            }
-            Ok(Extension {
-                coordinates: coords,
-                residual: vec![f64::NAN; z.nrows()],
-                reconstruction_error: error,
-                extra: vec![],
-            })
-        })
+        barycentric_extension(
+            self.x.view(),
+            self.embedding.view(),
+            self.params.n_neighbors,
+            self.params.reg,
+            new,
+        )
     }
 
     fn input_width(&self) -> usize {

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 /// (G + R I) w = 1, normalised, with G the Gram matrix of xⱼ − z and R = reg·tr G (reg
 /// when tr G = 0). Also returns e(z), the scale-free reconstruction error. `None` when
 /// the regularised G is not positive definite (reg = 0 and degenerate neighbours).
-pub(super) fn barycentre(
+pub(crate) fn barycentre(
     z: &[f64],
     x: MatRef<'_, f64>,
     nbrs: &[usize],
@@ -63,7 +63,7 @@ pub(super) fn barycentre(
     Some((w, e))
 }
 
-pub(super) fn singular(row: usize) -> Error {
+pub(crate) fn singular(row: usize) -> Error {
     Error::param(
         "reg",
         format!(
@@ -74,10 +74,10 @@ pub(super) fn singular(row: usize) -> Error {
 }
 
 /// Rows of a sparse symmetric matrix under construction.
-pub(super) type Rows = Vec<std::collections::BTreeMap<u32, f64>>;
+pub(crate) type Rows = Vec<std::collections::BTreeMap<u32, f64>>;
 
 /// Standard LLE: M = (I − W)ᵀ(I − W) = I − W − Wᵀ + WᵀW, row by row.
-pub(super) fn standard_m(idx: &[Vec<usize>], w: &[&[f64]]) -> Rows {
+pub(crate) fn standard_m(idx: &[Vec<usize>], w: &[&[f64]]) -> Rows {
     let n = idx.len();
     let mut m: Rows = vec![Default::default(); n];
     for i in 0..n {

@@ -1,0 +1,385 @@
+//! Maximum variance unfolding (maths §15) [Weinberger & Saul 2006]: the centred Gram
+//! matrix K of largest trace that keeps the length of every edge of the symmetric kNN
+//! graph, a semidefinite program; embedding = U_d Λ_d^{1/2} of K.
+//!
+//! Exact MVU solves the N×N program with an interior-point method of its own (`sdp`),
+//! the edge lengths kept as **equalities** (maths §15), after a facial reduction that
+//! removes what every feasible K must annihilate (the affine dependencies of the
+//! graph's cliques); N up to [`MAX_EXACT`]. Landmark MVU is not built yet: for more
+//! points, fit on a subset and extend the rest.
+//!
+//! New points get the barycentric weights of their k nearest training points applied
+//! to the embedding (maths §14, as LLE): sample-wise, **not exact on training points**
+//! (a training point's weights spread a little over its neighbours), with the
+//! reconstruction error as the per-point reliability.
+
+use crate::error::{Error, Result};
+use crate::extend::Extension;
+use crate::linalg::stored::StoredMat;
+use crate::methods::lle::barycentric_extension;
+use crate::methods::OutOfSample;
+use crate::model::method::{
+    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
+};
+use crate::model::params::{Kind, ParamSpec, Values};
+use crate::model::specs::{fmt_list, N_COMPONENTS};
+use crate::neighbors::{knn_stoppable, Graph};
+use crate::validate;
+use faer::MatRef;
+pub use sdp::{SdpStatus, REDUCED_TOL};
+use serde::{Deserialize, Serialize};
+
+mod problem;
+mod sdp;
+
+/// The most points exact MVU takes: its program has one constraint per edge (~0.7·k·N)
+/// and each iteration factors a dense matrix of that order (N = 400, k = 5: 16 s).
+pub const MAX_EXACT: usize = 1000;
+
+/// Maximum variance unfolding (maths §15).
+///
+/// ```
+/// use oose::methods::mvu::MaximumVarianceUnfolding;
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::swiss_roll(120, 0.0, false, 0).points;
+/// let m = MaximumVarianceUnfolding::default()
+///     .fit(x.as_ref())
+///     .unwrap();
+/// // Unrolled: the two top eigenvalues of K hold almost all of its trace.
+/// let s = m.kernel_spectrum();
+/// assert!((s[0] + s[1]) / m.objective() > 0.9);
+/// assert_eq!(m.embedding().ncols(), 2);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MaximumVarianceUnfolding {
+    /// Embedding dimension d (default 2).
+    pub n_components: usize,
+    /// Neighbours k of each point; an edge joins i and j if either chose the other
+    /// (default 5). Also the neighbours of the extension's barycentric weights.
+    pub n_neighbors: usize,
+    /// Regularisation of the local Gram matrices of the extension's barycentric
+    /// weights, as LLE's `reg` (default 1e-3).
+    pub reg: f64,
+    /// Relative accuracy of the semidefinite program: primal and dual infeasibility and
+    /// duality gap (default 1e-8).
+    pub tol: f64,
+    /// Most interior-point iterations (default 100).
+    pub max_iter: usize,
+}
+
+impl Default for MaximumVarianceUnfolding {
+    fn default() -> Self {
+        MaximumVarianceUnfolding {
+            n_components: 2,
+            n_neighbors: 5,
+            reg: 1e-3,
+            tol: 1e-8,
+            max_iter: 100,
+        }
+    }
+}
+
+impl MaximumVarianceUnfolding {
+    fn validate(&self, n: usize) -> Result<()> {
+        let k = self.n_neighbors;
+        if k == 0 || k >= n {
+            return Err(Error::param(
+                "n_neighbors",
+                format!(
+                    "must be between 1 and N − 1 = {}, got {k}",
+                    n.saturating_sub(1)
+                ),
+            ));
+        }
+        let d = self.n_components;
+        if d == 0 || d >= n {
+            return Err(Error::param(
+                "n_components",
+                format!(
+                    "must be between 1 and N − 1 = {}, got {d}",
+                    n.saturating_sub(1)
+                ),
+            ));
+        }
+        if n > MAX_EXACT {
+            return Err(Error::Shape {
+                what: "training points",
+                expected: format!(
+                    "at most {MAX_EXACT} rows for exact MVU (one constraint per edge, a dense \
+                     factorisation of their number per iteration); fit on a subset and extend \
+                     the rest"
+                ),
+                got: format!("{n} rows"),
+            });
+        }
+        if !(self.reg >= 0.0 && self.reg.is_finite()) {
+            return Err(Error::param(
+                "reg",
+                format!("must be finite and ≥ 0, got {}", self.reg),
+            ));
+        }
+        if !(self.tol > 0.0 && self.tol < 1.0) {
+            return Err(Error::param(
+                "tol",
+                format!("must be in (0, 1), got {}", self.tol),
+            ));
+        }
+        if self.max_iter == 0 {
+            return Err(Error::param("max_iter", "must be at least 1, got 0"));
+        }
+        Ok(())
+    }
+
+    /// Fits on the rows of `x`. `n_neighbors` ≥ N (from 2 points) is lowered to N − 1
+    /// with a fit warning, as the other graph methods do.
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedMvu> {
+        validate::finite_nonempty("training points", x)?;
+        match crate::neighbors::lowered(self.n_neighbors, x.nrows()) {
+            Some((k, note)) => MaximumVarianceUnfolding {
+                n_neighbors: k,
+                ..self.clone()
+            }
+            .fit_noting(x, vec![note]),
+            None => self.fit_noting(x, Vec::new()),
+        }
+    }
+
+    fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedMvu> {
+        let n = x.nrows();
+        self.validate(n)?;
+        let k = self.n_neighbors;
+        let (idx, dist) = knn_stoppable(x, x, k, true)?;
+        let graph = Graph::from_knn(&idx, &dist);
+        let (_, sizes) = graph.components();
+        if sizes.len() > 1 {
+            return Err(Error::Disconnected {
+                graph: format!("{k}-nearest-neighbour graph"),
+                sizes,
+                hint: "MVU's variance is unbounded when components can drift apart; use \
+                       more neighbours (n_neighbors)",
+            });
+        }
+        let edges = graph.edges();
+        let solved = problem::exact(x, &edges, self.n_components, self.tol, self.max_iter)?;
+        let mut warnings = warnings;
+        if solved.status == SdpStatus::AlmostSolved {
+            warnings.push(format!(
+                "the semidefinite program was solved to the reduced tolerance {:.0e}, not to \
+                 tol = {:.0e} (primal infeasibility {:.1e}, relative gap {:.1e})",
+                sdp::REDUCED_TOL,
+                self.tol,
+                solved.primal_infeasibility,
+                solved.gap
+            ));
+        }
+        Ok(FittedMvu {
+            params: self.clone(),
+            x: StoredMat::from_mat(x),
+            embedding: StoredMat::from_mat(solved.embedding.as_ref()),
+            n_edges: edges.len(),
+            spectrum: solved.spectrum,
+            objective: solved.trace,
+            dual_objective: solved.dual_objective,
+            status: solved.status,
+            iterations: solved.iterations,
+            primal_infeasibility: solved.primal_infeasibility,
+            dual_infeasibility: solved.dual_infeasibility,
+            gap: solved.gap,
+            max_violation: solved.max_violation,
+            warnings: crate::model::method::Transient(warnings),
+        })
+    }
+}
+
+/// A fitted maximum variance unfolding.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedMvu {
+    params: MaximumVarianceUnfolding,
+    x: StoredMat,
+    embedding: StoredMat,
+    n_edges: usize,
+    spectrum: Vec<f64>,
+    objective: f64,
+    dual_objective: f64,
+    status: SdpStatus,
+    iterations: usize,
+    primal_infeasibility: f64,
+    dual_infeasibility: f64,
+    gap: f64,
+    max_violation: f64,
+    #[serde(skip)]
+    warnings: crate::model::method::Transient<Vec<String>>,
+}
+
+impl FittedMvu {
+    /// Parameters as used (`n_neighbors` lowered to N − 1 if it was ≥ N).
+    pub fn params(&self) -> &MaximumVarianceUnfolding {
+        &self.params
+    }
+
+    /// The largest eigenvalues of K (up to 10), largest first, in squared data units.
+    pub fn kernel_spectrum(&self) -> &[f64] {
+        &self.spectrum
+    }
+
+    /// tr K, the maximised variance (times N).
+    pub fn objective(&self) -> f64 {
+        self.objective
+    }
+
+    /// Largest violation of an edge constraint relative to the mean squared edge
+    /// length: |Kᵢᵢ + Kⱼⱼ − 2Kᵢⱼ − dᵢⱼ²|.
+    pub fn max_violation(&self) -> f64 {
+        self.max_violation
+    }
+
+    /// The solver's status, iterations, and relative primal infeasibility, dual
+    /// infeasibility and duality gap at the end.
+    pub fn solver_report(&self) -> (SdpStatus, usize, f64, f64, f64) {
+        (
+            self.status,
+            self.iterations,
+            self.primal_infeasibility,
+            self.dual_infeasibility,
+            self.gap,
+        )
+    }
+
+    fn is_consistent(&self) -> bool {
+        let n = self.x.nrows();
+        self.embedding.is_shape(n, self.params.n_components)
+            && self.params.n_neighbors >= 1
+            && self.params.n_neighbors < n
+    }
+}
+
+impl OutOfSample for FittedMvu {
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.embedding.view()
+    }
+
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        validate::columns("new points", new, self.x.ncols())?;
+        validate::finite("new points", new)?;
+        barycentric_extension(
+            self.x.view(),
+            self.embedding.view(),
+            self.params.n_neighbors,
+            self.params.reg,
+            new,
+        )
+    }
+
+    fn input_width(&self) -> usize {
+        self.x.ncols()
+    }
+}
+
+const SPECS: &[ParamSpec] = &[
+    N_COMPONENTS,
+    ParamSpec::new(
+        "n_neighbors",
+        "knn",
+        Kind::Int,
+        "Neighbours k of each point: the graph whose edge lengths are kept (one ≥ N is \
+         lowered to N − 1, with a warning), and the extension's barycentric weights.",
+    ),
+    ParamSpec::new(
+        "reg",
+        "reg",
+        Kind::Float,
+        "Regularisation of the local Gram matrices of the extension's barycentric weights.",
+    ),
+    ParamSpec::new(
+        "tol",
+        "tol",
+        Kind::Float,
+        "Relative accuracy of the semidefinite program (infeasibility and duality gap).",
+    ),
+    ParamSpec::new(
+        "max_iter",
+        "max-iter",
+        Kind::Int,
+        "Most interior-point iterations.",
+    ),
+];
+
+impl Method for MaximumVarianceUnfolding {
+    type Fitted = FittedMvu;
+    const NAME: &'static str = "mvu";
+    const ABOUT: &'static str =
+        "Maximum variance unfolding (exact SDP, at most 1000 points) with barycentric extension (maths §15; not exact on training points)";
+    const METRIC: bool = true;
+    const SPECS: &'static [ParamSpec] = SPECS;
+
+    crate::params_as_data!(MaximumVarianceUnfolding {
+        n_components,
+        n_neighbors,
+        reg,
+        tol,
+        max_iter
+    });
+
+    fn configurations() -> Vec<Configuration> {
+        let not_exact = |label, values| Configuration {
+            exact_on_training: false,
+            ..Configuration::exact(label, values)
+        };
+        vec![
+            not_exact("k-5", Values::new()),
+            not_exact("k-6", Values::new().with("n_neighbors", 6usize)),
+        ]
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedMvu> {
+        points_only(input, Self::NAME, |x| self.fit(x))
+    }
+}
+
+impl Fitted for FittedMvu {
+    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
+        Some(self.x.view())
+    }
+
+    crate::fitted_basics!();
+
+    fn fit_warnings(&self) -> &[String] {
+        &self.warnings.0
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        opts.refuse_all_but(&[], |o| no_such_option(MaximumVarianceUnfolding::NAME, o))
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        v.push(("edge_constraints".into(), "equalities".into()));
+        v.push(("n_edges".into(), self.n_edges.to_string()));
+        v.push(("sdp_status".into(), self.status.name().into()));
+        v.push(("sdp_iterations".into(), self.iterations.to_string()));
+        v.push(("objective".into(), format!("{:?}", self.objective)));
+        v.push((
+            "dual_objective".into(),
+            format!("{:?}", self.dual_objective),
+        ));
+        v.push((
+            "primal_infeasibility".into(),
+            format!("{:.3e}", self.primal_infeasibility),
+        ));
+        v.push((
+            "dual_infeasibility".into(),
+            format!("{:.3e}", self.dual_infeasibility),
+        ));
+        v.push(("duality_gap".into(), format!("{:.3e}", self.gap)));
+        v.push((
+            "max_constraint_violation".into(),
+            format!("{:.3e}", self.max_violation),
+        ));
+        v.push(("kernel_spectrum".into(), fmt_list(&self.spectrum)));
+        let d = self.params.n_components.min(self.spectrum.len());
+        let top: f64 = self.spectrum[..d].iter().sum();
+        v.push((
+            "kernel_top_fraction".into(),
+            format!("{:.6}", top / self.objective),
+        ));
+    }
+}

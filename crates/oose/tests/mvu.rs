@@ -1,0 +1,183 @@
+//! Maximum variance unfolding (maths §15): the program's answer (constraints kept,
+//! K centred, the roll unrolled), the extension, and the typed refusals.
+
+use oose::faer::Mat;
+use oose::methods::mvu::{MaximumVarianceUnfolding, SdpStatus, MAX_EXACT};
+use oose::methods::OutOfSample;
+use oose::prelude::Error;
+
+fn roll(n: usize) -> Mat<f64> {
+    oose::datasets::swiss_roll(n, 0.0, false, 0).points
+}
+
+fn fit(n: usize, k: usize) -> oose::methods::mvu::FittedMvu {
+    MaximumVarianceUnfolding {
+        n_neighbors: k,
+        ..Default::default()
+    }
+    .fit(roll(n).as_ref())
+    .unwrap()
+}
+
+#[test]
+fn keeps_every_edge_length_and_centres_the_embedding() {
+    let x = roll(100);
+    let m = fit(100, 6);
+    let (status, iterations, p, d, gap) = m.solver_report();
+    assert!(
+        matches!(status, SdpStatus::Solved | SdpStatus::AlmostSolved),
+        "{status:?}"
+    );
+    assert!(iterations < 100 && p < 1e-6 && d < 1e-6 && gap < 1e-6);
+    assert!(m.max_violation() < 1e-5, "{}", m.max_violation());
+    // The embedding is K's top two eigenvectors: centred, and its squared norm per
+    // column is the eigenvalue.
+    let y = m.embedding();
+    let s = m.kernel_spectrum();
+    for c in 0..2 {
+        let mean: f64 = (0..100).map(|i| y[(i, c)]).sum::<f64>() / 100.0;
+        assert!(mean.abs() < 1e-8 * s[0].sqrt(), "column {c} mean {mean}");
+        let sq: f64 = (0..100).map(|i| y[(i, c)].powi(2)).sum();
+        assert!((sq - s[c]).abs() < 1e-8 * s[0], "{sq} vs {}", s[c]);
+    }
+    assert!(s.windows(2).all(|w| w[0] >= w[1]), "{s:?}");
+    // Unfolding stretches: tr K is at least the variance of the rolled-up points (their
+    // centred Gram matrix is feasible).
+    let mean: Vec<f64> = (0..3)
+        .map(|c| (0..100).map(|i| x[(i, c)]).sum::<f64>() / 100.0)
+        .collect();
+    let data_trace: f64 = (0..100)
+        .map(|i| (0..3).map(|c| (x[(i, c)] - mean[c]).powi(2)).sum::<f64>())
+        .sum();
+    assert!(
+        m.objective() > data_trace,
+        "{} ≤ {data_trace}",
+        m.objective()
+    );
+}
+
+#[test]
+fn a_roll_unrolls_into_two_dimensions() {
+    let m = fit(120, 5);
+    let s = m.kernel_spectrum();
+    assert!(
+        (s[0] + s[1]) / m.objective() > 0.95,
+        "{s:?} of {}",
+        m.objective()
+    );
+}
+
+#[test]
+fn extension_is_samplewise_and_close_on_training_points() {
+    let x = roll(150);
+    let m = fit(100, 6);
+    let train = x.as_ref().subrows(0, 100);
+    let all = m.extend(train).unwrap();
+    let y = m.embedding();
+    let scale = y.norm_max();
+    let gap = (0..100)
+        .flat_map(|i| (0..2).map(move |c| (i, c)))
+        .map(|(i, c)| (all.coordinates[(i, c)] - y[(i, c)]).abs())
+        .fold(0.0, f64::max);
+    // Not exact (barycentric weights spread over the neighbours), but close.
+    assert!(gap < 0.1 * scale, "{gap} vs {scale}");
+    let new = x.as_ref().subrows(100, 50);
+    let batch = m.extend(new).unwrap();
+    let one = m.extend(new.subrows(7, 1)).unwrap();
+    for c in 0..2 {
+        assert_eq!(batch.coordinates[(7, c)], one.coordinates[(0, c)]);
+    }
+    assert!(batch.reconstruction_error.iter().all(|e| e.is_finite()));
+}
+
+#[test]
+fn a_disconnected_graph_is_refused_by_name() {
+    // Two lines 100 apart: with 3 neighbours no edge joins them.
+    let x = Mat::from_fn(40, 2, |i, c| {
+        let t = (i % 20) as f64;
+        if c == 0 {
+            t
+        } else {
+            100.0 * (i / 20) as f64 + 0.01 * t * t
+        }
+    });
+    let err = MaximumVarianceUnfolding {
+        n_neighbors: 3,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap_err();
+    match err {
+        Error::Disconnected { sizes, .. } => assert_eq!(sizes, vec![20, 20]),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_unsolved_program_is_an_error_with_its_status() {
+    let err = MaximumVarianceUnfolding {
+        max_iter: 3,
+        ..Default::default()
+    }
+    .fit(roll(60).as_ref())
+    .unwrap_err();
+    match &err {
+        Error::Unsolved { status, detail, .. } => {
+            assert_eq!(*status, "max-iterations");
+            assert!(
+                detail.contains("after 3 of at most 3 iterations"),
+                "{detail}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bad_parameters_name_themselves() {
+    let x = roll(MAX_EXACT + 1);
+    let name = |e: Error| match e {
+        Error::InvalidParameter { name, .. } => name,
+        other => panic!("{other:?}"),
+    };
+    let too_many = MaximumVarianceUnfolding::default()
+        .fit(x.as_ref())
+        .unwrap_err();
+    assert!(
+        too_many.to_string().contains("extend the rest"),
+        "{too_many}"
+    );
+    let small = roll(30);
+    for (p, want) in [
+        (
+            MaximumVarianceUnfolding {
+                tol: 0.0,
+                ..Default::default()
+            },
+            "tol",
+        ),
+        (
+            MaximumVarianceUnfolding {
+                max_iter: 0,
+                ..Default::default()
+            },
+            "max_iter",
+        ),
+        (
+            MaximumVarianceUnfolding {
+                n_components: 30,
+                ..Default::default()
+            },
+            "n_components",
+        ),
+        (
+            MaximumVarianceUnfolding {
+                reg: -1.0,
+                ..Default::default()
+            },
+            "reg",
+        ),
+    ] {
+        assert_eq!(name(p.fit(small.as_ref()).unwrap_err()), want);
+    }
+}

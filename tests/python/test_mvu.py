@@ -1,0 +1,34 @@
+"""Maximum variance unfolding from Python (maths §15): the fitted attributes, the
+solver's status, ``transform`` and its refusals."""
+
+import numpy as np
+import pytest
+
+import oose
+
+
+def test_fit_unrolls_a_roll_and_reports_the_solve():
+    X = oose.datasets.swiss_roll(150, random_state=0)
+    est = oose.MaximumVarianceUnfolding(n_neighbors=5).fit(X[:120])
+    assert est.embedding_.shape == (120, 2)
+    assert est.sdp_status_ in ("solved", "almost-solved")
+    assert est.max_constraint_violation_ < 1e-5
+    s = est.kernel_spectrum_
+    assert (s[0] + s[1]) / est.objective_ > 0.95
+    # Columns of the embedding: centred, squared norms = K's top eigenvalues.
+    np.testing.assert_allclose(est.embedding_.mean(axis=0), 0.0, atol=1e-8 * np.sqrt(s[0]))
+    np.testing.assert_allclose((est.embedding_**2).sum(axis=0), s[:2], rtol=1e-8)
+    Y, diag = est.transform(X[120:], return_diagnostics=True)
+    assert Y.shape == (30, 2)
+    assert np.all(np.isfinite(diag["reconstruction_error"]))
+    # Row by row the same as in the batch.
+    np.testing.assert_array_equal(est.transform(X[127:128])[0], Y[7])
+
+
+def test_unsolved_and_disconnected_raise_with_the_reason():
+    X = oose.datasets.swiss_roll(60, random_state=0)
+    with pytest.raises(ValueError, match="max-iterations"):
+        oose.MaximumVarianceUnfolding(max_iter=3).fit(X)
+    two = np.vstack([X, X + 1000.0])
+    with pytest.raises(ValueError, match="disconnected"):
+        oose.MaximumVarianceUnfolding(n_neighbors=3).fit(two)
