@@ -32,3 +32,18 @@ def test_unsolved_and_disconnected_raise_with_the_reason():
     two = np.vstack([X, X + 1000.0])
     with pytest.raises(ValueError, match="disconnected"):
         oose.MaximumVarianceUnfolding(n_neighbors=3).fit(two)
+
+
+def test_landmarks_take_more_points_than_exact_mvu():
+    X = oose.datasets.swiss_roll(1400, random_state=0)
+    with pytest.raises(ValueError, match="n_landmarks"):
+        oose.MaximumVarianceUnfolding().fit(X[:1200])
+    est = oose.MaximumVarianceUnfolding(n_neighbors=6, n_landmarks=30).fit(X[:1200])
+    assert est.embedding_.shape == (1200, 2)
+    assert est.landmarks_.shape == (30,) and len(set(est.landmarks_.tolist())) == 30
+    assert est.info_["edge_constraints"] == "inequalities (≤)"
+    assert est.max_constraint_violation_ <= 1e-6
+    s = est.kernel_spectrum_
+    assert (s[0] + s[1]) / est.objective_ > 0.95
+    assert est.transform(X[1200:]).shape == (200, 2)
+    assert oose.MaximumVarianceUnfolding().fit(X[:100]).landmarks_ is None

@@ -143,10 +143,7 @@ fn bad_parameters_name_themselves() {
     let too_many = MaximumVarianceUnfolding::default()
         .fit(x.as_ref())
         .unwrap_err();
-    assert!(
-        too_many.to_string().contains("extend the rest"),
-        "{too_many}"
-    );
+    assert!(too_many.to_string().contains("n_landmarks"), "{too_many}");
     let small = roll(30);
     for (p, want) in [
         (
@@ -177,7 +174,105 @@ fn bad_parameters_name_themselves() {
             },
             "reg",
         ),
+        (landmarks(2), "n_landmarks"),
+        (landmarks(31), "n_landmarks"),
     ] {
         assert_eq!(name(p.fit(small.as_ref()).unwrap_err()), want);
+    }
+}
+
+fn landmarks(m: usize) -> MaximumVarianceUnfolding {
+    MaximumVarianceUnfolding {
+        n_neighbors: 6,
+        n_landmarks: Some(m),
+        ..Default::default()
+    }
+}
+
+/// Spearman's rank correlation (no ties in continuous data).
+fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    let ranks = |v: &[f64]| {
+        let mut order: Vec<usize> = (0..v.len()).collect();
+        order.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
+        let mut r = vec![0.0; v.len()];
+        order.iter().enumerate().for_each(|(k, &i)| r[i] = k as f64);
+        r
+    };
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = a.len() as f64;
+    let d2: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - y).powi(2)).sum();
+    1.0 - 6.0 * d2 / (n * (n * n - 1.0))
+}
+
+#[test]
+fn landmarks_unroll_more_points_than_exact_mvu_takes() {
+    let n = MAX_EXACT + 200;
+    let data = oose::datasets::swiss_roll(n, 0.0, false, 0);
+    let m = landmarks(30).fit(data.points.as_ref()).unwrap();
+    let (status, _, p, d, gap) = m.solver_report();
+    assert!(
+        matches!(status, SdpStatus::Solved | SdpStatus::AlmostSolved),
+        "{status:?}"
+    );
+    assert!(p < 1e-6 && d < 1e-6 && gap < 1e-6, "{p} {d} {gap}");
+    // Every edge of the graph, in or out of the last working set, within its bound.
+    assert!(m.max_violation() <= 1e-6, "{}", m.max_violation());
+    let s = m.kernel_spectrum();
+    assert!((s[0] + s[1]) / m.objective() > 0.95, "{s:?}");
+    // The first coordinate follows the roll's angle, on training and new points.
+    let first =
+        |y: oose::faer::MatRef<'_, f64>| (0..y.nrows()).map(|i| y[(i, 0)]).collect::<Vec<_>>();
+    let rho = spearman(&first(m.embedding()), &data.t);
+    assert!(rho.abs() > 0.95, "{rho}");
+    let new = oose::datasets::swiss_roll(300, 0.0, false, 1);
+    let ext = m.extend(new.points.as_ref()).unwrap();
+    let rho_new = spearman(&first(ext.coordinates.as_ref()), &new.t);
+    assert!(rho_new.abs() > 0.95, "{rho_new}");
+    // Landmarks: distinct, the first the point farthest from the mean.
+    let l = m.landmarks().unwrap();
+    assert_eq!(l.len(), 30);
+    let mut sorted = l.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 30);
+    let x = &data.points;
+    let mean: Vec<f64> = (0..3)
+        .map(|c| (0..n).map(|i| x[(i, c)]).sum::<f64>() / n as f64)
+        .collect();
+    let far = |i: usize| (0..3).map(|c| (x[(i, c)] - mean[c]).powi(2)).sum::<f64>();
+    assert!((0..n).all(|i| far(i) <= far(l[0])));
+    let info: std::collections::HashMap<String, String> =
+        oose::model::Model::from(m).info().into_iter().collect();
+    assert_eq!(info["edge_constraints"], "inequalities (≤)");
+    assert_eq!(info["n_landmarks"], "30");
+}
+
+#[test]
+fn every_point_a_landmark_is_the_inequality_program() {
+    // m = N: Q = I, the program is exact MVU's with ≤. On an arc whose steps grow,
+    // each point's nearest neighbour is the one before it: the 1-NN graph is the path,
+    // and the optimum straightens it with every edge tight.
+    let steps: Vec<f64> = (0..11).map(|i| 0.3 + 0.02 * i as f64).collect();
+    let angle = |i: usize| steps[..i].iter().sum::<f64>();
+    let x = Mat::from_fn(12, 2, |i, c| {
+        if c == 0 {
+            angle(i).cos()
+        } else {
+            angle(i).sin()
+        }
+    });
+    let m = MaximumVarianceUnfolding {
+        n_neighbors: 1,
+        n_components: 1,
+        n_landmarks: Some(12),
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let y = m.embedding();
+    for (i, s) in steps.iter().enumerate() {
+        let chord = 2.0 * (s / 2.0).sin();
+        let gap = (y[(i + 1, 0)] - y[(i, 0)]).abs();
+        assert!((gap - chord).abs() < 1e-5 * chord, "{i}: {gap} vs {chord}");
     }
 }

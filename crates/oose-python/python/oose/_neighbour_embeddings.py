@@ -113,8 +113,12 @@ class MaximumVarianceUnfolding(_Embedding):
     trace that keeps the length of every edge of the symmetric kNN graph, a
     semidefinite program solved exactly (equality constraints) by oose's own
     interior-point method; the embedding is the top ``n_components`` eigenvectors of K
-    scaled by the square roots of their eigenvalues. At most 1000 training points: fit
-    on a subset and ``transform`` the rest.
+    scaled by the square roots of their eigenvalues. Exact MVU takes at most 1000
+    training points; with ``n_landmarks=m`` (landmark MVU, Weinberger, Packer & Saul
+    2005) every point is the LLE reconstruction of its neighbours carried down to m
+    landmarks (farthest-point sampling), K = Q L Qᵀ, and the m×m program keeps the edge
+    lengths as inequalities (≤), edges entering it as they are violated: thousands of
+    points in seconds.
 
     ``transform`` places new points by their barycentric weights from the
     ``n_neighbors`` nearest training points applied to the embedding (as
@@ -137,20 +141,35 @@ class MaximumVarianceUnfolding(_Embedding):
         1e-6 the fit succeeds with a ``FitWarning`` (``sdp_status_ == "almost-solved"``);
         otherwise it raises ``ValueError`` with the solver's status.
     max_iter : int, default=100
-        Most interior-point iterations.
+        Most interior-point iterations (per program solved, with landmarks).
+    n_landmarks : int or None, default=None
+        Landmark MVU with this many landmarks (between ``n_components + 1`` and N);
+        ``None``: exact MVU.
+    metric : str, default="euclidean"
+        Distance of the neighbour search and of the edge lengths (a name of
+        ``oose.metrics()``).
+    n_jobs : int or None, default=None
+        Threads of fit and transform (None: all cores).
+    verbose : bool, default=False
+        Report the solver's iterations on stderr.
 
     Attributes
     ----------
     embedding_ : ndarray of shape (n_samples, n_components)
+    landmarks_ : ndarray of int or None
+        The training rows chosen as landmarks, in the order chosen (landmark MVU).
     kernel_spectrum_ : ndarray
         The largest eigenvalues of K (up to 10), largest first.
     objective_ : float
         tr K, the maximised variance times N.
     sdp_status_ : str
         ``"solved"`` or ``"almost-solved"``.
+    n_iter_ : int
+        Interior-point iterations of the (last) program solved.
     max_constraint_violation_ : float
-        Largest |Kᵢᵢ + Kⱼⱼ − 2Kᵢⱼ − dᵢⱼ²| over the edges, relative to the mean squared
-        edge length.
+        Largest |Kᵢᵢ + Kⱼⱼ − 2Kᵢⱼ − dᵢⱼ²| over the edges (exact), or largest excess of
+        Kᵢᵢ + Kⱼⱼ − 2Kᵢⱼ over dᵢⱼ² (landmarks), relative to the mean squared edge
+        length.
 
     Examples
     --------
@@ -171,6 +190,7 @@ class MaximumVarianceUnfolding(_Embedding):
         reg=1e-3,
         tol=1e-8,
         max_iter=100,
+        n_landmarks=None,
         metric="euclidean",
         n_jobs=None,
         verbose=False,
@@ -180,6 +200,7 @@ class MaximumVarianceUnfolding(_Embedding):
         self.reg = reg
         self.tol = tol
         self.max_iter = max_iter
+        self.n_landmarks = n_landmarks
         self.metric = metric
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -191,7 +212,13 @@ class MaximumVarianceUnfolding(_Embedding):
         )
         self.objective_ = float(self.info_["objective"])
         self.sdp_status_ = str(self.info_["sdp_status"])
+        self.n_iter_ = int(self.info_["sdp_iterations"])
         self.max_constraint_violation_ = float(self.info_["max_constraint_violation"])
+        self.landmarks_ = (
+            np.asarray(self.info_["landmarks"]).astype(np.intp)
+            if "landmarks" in self.info_
+            else None
+        )
 
 
 class TSNE(_StrategyOption, _Embedding):

@@ -5,8 +5,10 @@
 //! Exact MVU solves the N×N program with an interior-point method of its own (`sdp`),
 //! the edge lengths kept as **equalities** (maths §15), after a facial reduction that
 //! removes what every feasible K must annihilate (the affine dependencies of the
-//! graph's cliques); N up to [`MAX_EXACT`]. Landmark MVU is not built yet: for more
-//! points, fit on a subset and extend the rest.
+//! graph's cliques); N up to [`MAX_EXACT`]. Landmark MVU (`n_landmarks = Some(m)`)
+//! solves an m×m program instead, K = Q L Qᵀ with Q the LLE reconstruction of every
+//! point from the landmarks, the edge lengths as **inequalities** (≤), edges brought
+//! into the program as they are violated (`landmark`).
 //!
 //! New points get the barycentric weights of their k nearest training points applied
 //! to the embedding (maths §14, as LLE): sample-wise, **not exact on training points**
@@ -29,6 +31,7 @@ use faer::MatRef;
 pub use sdp::{SdpStatus, REDUCED_TOL};
 use serde::{Deserialize, Serialize};
 
+mod landmark;
 mod problem;
 mod sdp;
 
@@ -63,8 +66,11 @@ pub struct MaximumVarianceUnfolding {
     /// Relative accuracy of the semidefinite program: primal and dual infeasibility and
     /// duality gap (default 1e-8).
     pub tol: f64,
-    /// Most interior-point iterations (default 100).
+    /// Most interior-point iterations (default 100; per round with landmarks).
     pub max_iter: usize,
+    /// Landmark MVU with this many landmarks (farthest-point sampling), edge lengths as
+    /// inequalities; `None` (default): exact MVU, at most [`MAX_EXACT`] points.
+    pub n_landmarks: Option<usize>,
 }
 
 impl Default for MaximumVarianceUnfolding {
@@ -75,6 +81,7 @@ impl Default for MaximumVarianceUnfolding {
             reg: 1e-3,
             tol: 1e-8,
             max_iter: 100,
+            n_landmarks: None,
         }
     }
 }
@@ -101,13 +108,23 @@ impl MaximumVarianceUnfolding {
                 ),
             ));
         }
-        if n > MAX_EXACT {
+        if let Some(m) = self.n_landmarks {
+            if m <= d || m > n {
+                return Err(Error::param(
+                    "n_landmarks",
+                    format!(
+                        "must be between n_components + 1 = {} and N = {n}, got {m}",
+                        d + 1
+                    ),
+                ));
+            }
+        } else if n > MAX_EXACT {
             return Err(Error::Shape {
                 what: "training points",
                 expected: format!(
                     "at most {MAX_EXACT} rows for exact MVU (one constraint per edge, a dense \
-                     factorisation of their number per iteration); fit on a subset and extend \
-                     the rest"
+                     factorisation of their number per iteration); use landmarks \
+                     (n_landmarks), or fit on a subset and extend the rest"
                 ),
                 got: format!("{n} rows"),
             });
@@ -160,7 +177,21 @@ impl MaximumVarianceUnfolding {
             });
         }
         let edges = graph.edges();
-        let solved = problem::exact(x, &edges, self.n_components, self.tol, self.max_iter)?;
+        let (d, tol, max_iter) = (self.n_components, self.tol, self.max_iter);
+        let (solved, landmarks) = match self.n_landmarks {
+            None => (problem::exact(x, &edges, d, tol, max_iter)?, None),
+            Some(m) => {
+                let chosen = landmark::farthest_points(x, m);
+                let (solved, rounds, working) =
+                    landmark::landmark(x, &idx, &edges, &chosen, self.reg, d, tol, max_iter)?;
+                let info = LandmarkInfo {
+                    landmarks: chosen,
+                    rounds,
+                    working_set: working,
+                };
+                (solved, Some(info))
+            }
+        };
         let mut warnings = warnings;
         if solved.status == SdpStatus::AlmostSolved {
             warnings.push(format!(
@@ -186,9 +217,21 @@ impl MaximumVarianceUnfolding {
             dual_infeasibility: solved.dual_infeasibility,
             gap: solved.gap,
             max_violation: solved.max_violation,
+            landmarks,
             warnings: crate::model::method::Transient(warnings),
         })
     }
+}
+
+/// What landmark MVU chose and how its cutting-plane loop went.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct LandmarkInfo {
+    /// Rows of the landmarks in the training set.
+    landmarks: Vec<usize>,
+    /// Programs solved (each with the violated edges of the last added).
+    rounds: usize,
+    /// Edges in the last program.
+    working_set: usize,
 }
 
 /// A fitted maximum variance unfolding.
@@ -207,6 +250,7 @@ pub struct FittedMvu {
     dual_infeasibility: f64,
     gap: f64,
     max_violation: f64,
+    landmarks: Option<LandmarkInfo>,
     #[serde(skip)]
     warnings: crate::model::method::Transient<Vec<String>>,
 }
@@ -228,7 +272,8 @@ impl FittedMvu {
     }
 
     /// Largest violation of an edge constraint relative to the mean squared edge
-    /// length: |Kᵢᵢ + Kⱼⱼ − 2Kᵢⱼ − dᵢⱼ²|.
+    /// length: |Kᵢᵢ + Kⱼⱼ − 2Kᵢⱼ − dᵢⱼ²| (exact), or the excess of Kᵢᵢ + Kⱼⱼ − 2Kᵢⱼ
+    /// over dᵢⱼ² (landmarks), over every edge.
     pub fn max_violation(&self) -> f64 {
         self.max_violation
     }
@@ -245,9 +290,20 @@ impl FittedMvu {
         )
     }
 
+    /// The training rows chosen as landmarks (landmark MVU), in the order chosen.
+    pub fn landmarks(&self) -> Option<&[usize]> {
+        self.landmarks.as_ref().map(|l| &l.landmarks[..])
+    }
+
     fn is_consistent(&self) -> bool {
         let n = self.x.nrows();
-        self.embedding.is_shape(n, self.params.n_components)
+        let landmarks_ok = match (&self.landmarks, self.params.n_landmarks) {
+            (None, None) => true,
+            (Some(l), Some(m)) => l.landmarks.len() == m && l.landmarks.iter().all(|&i| i < n),
+            _ => false,
+        };
+        landmarks_ok
+            && self.embedding.is_shape(n, self.params.n_components)
             && self.params.n_neighbors >= 1
             && self.params.n_neighbors < n
     }
@@ -300,7 +356,14 @@ const SPECS: &[ParamSpec] = &[
         "max_iter",
         "max-iter",
         Kind::Int,
-        "Most interior-point iterations.",
+        "Most interior-point iterations (per program solved, with landmarks).",
+    ),
+    ParamSpec::new(
+        "n_landmarks",
+        "landmarks",
+        Kind::Int,
+        "Landmark MVU with this many landmarks (edge lengths as inequalities), for more \
+         points than exact MVU takes; default: exact MVU.",
     ),
 ];
 
@@ -308,7 +371,7 @@ impl Method for MaximumVarianceUnfolding {
     type Fitted = FittedMvu;
     const NAME: &'static str = "mvu";
     const ABOUT: &'static str =
-        "Maximum variance unfolding (exact SDP, at most 1000 points) with barycentric extension (maths §15; not exact on training points)";
+        "Maximum variance unfolding (exact SDP up to 1000 points, or landmarks) with barycentric extension (maths §15; not exact on training points)";
     const METRIC: bool = true;
     const SPECS: &'static [ParamSpec] = SPECS;
 
@@ -317,7 +380,8 @@ impl Method for MaximumVarianceUnfolding {
         n_neighbors,
         reg,
         tol,
-        max_iter
+        max_iter,
+        n_landmarks
     });
 
     fn configurations() -> Vec<Configuration> {
@@ -328,6 +392,12 @@ impl Method for MaximumVarianceUnfolding {
         vec![
             not_exact("k-5", Values::new()),
             not_exact("k-6", Values::new().with("n_neighbors", 6usize)),
+            not_exact(
+                "landmarks-12",
+                Values::new()
+                    .with("n_neighbors", 6usize)
+                    .with("n_landmarks", 12usize),
+            ),
         ]
     }
 
@@ -352,7 +422,17 @@ impl Fitted for FittedMvu {
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
-        v.push(("edge_constraints".into(), "equalities".into()));
+        match &self.landmarks {
+            None => v.push(("edge_constraints".into(), "equalities".into())),
+            Some(l) => {
+                v.push(("edge_constraints".into(), "inequalities (≤)".into()));
+                v.push(("n_landmarks".into(), l.landmarks.len().to_string()));
+                v.push(("cutting_plane_rounds".into(), l.rounds.to_string()));
+                v.push(("working_set_edges".into(), l.working_set.to_string()));
+                let rows: Vec<String> = l.landmarks.iter().map(|i| i.to_string()).collect();
+                v.push(("landmarks".into(), rows.join(",")));
+            }
+        }
         v.push(("n_edges".into(), self.n_edges.to_string()));
         v.push(("sdp_status".into(), self.status.name().into()));
         v.push(("sdp_iterations".into(), self.iterations.to_string()));
@@ -370,6 +450,13 @@ impl Fitted for FittedMvu {
             format!("{:.3e}", self.dual_infeasibility),
         ));
         v.push(("duality_gap".into(), format!("{:.3e}", self.gap)));
+        // The gap in the objectives, which also counts the primal infeasibility times
+        // the multipliers (large on degenerate graphs: maths §15).
+        let (p, d) = (self.objective, self.dual_objective);
+        v.push((
+            "objective_gap".into(),
+            format!("{:.3e}", (p - d) / (1.0 + p.abs() + d.abs())),
+        ));
         v.push((
             "max_constraint_violation".into(),
             format!("{:.3e}", self.max_violation),

@@ -42,7 +42,7 @@ pub(super) struct Solved {
 
 /// The edge constraints as uₑ = G[i, :] − G[j, :] (columns of an n×m matrix) and
 /// bₑ = dᵢⱼ² / scale.
-fn constraints(
+pub(super) fn constraints(
     g: MatRef<'_, f64>,
     edges: &[(usize, usize, f64)],
     scale: f64,
@@ -57,7 +57,7 @@ fn constraints(
 
 /// The mean squared edge length (the unit of the solve); an error when every edge has
 /// length zero.
-fn edge_scale(edges: &[(usize, usize, f64)]) -> Result<f64> {
+pub(super) fn edge_scale(edges: &[(usize, usize, f64)]) -> Result<f64> {
     let scale = edges.iter().map(|e| e.2 * e.2).sum::<f64>() / edges.len().max(1) as f64;
     if scale > 0.0 && scale.is_finite() {
         Ok(scale)
@@ -70,7 +70,7 @@ fn edge_scale(edges: &[(usize, usize, f64)]) -> Result<f64> {
     }
 }
 
-fn refuse_unsolved(s: &SdpSolution, max_iter: usize, tol: f64) -> Result<()> {
+pub(super) fn refuse_unsolved(s: &SdpSolution, max_iter: usize, tol: f64) -> Result<()> {
     if matches!(s.status, SdpStatus::Solved | SdpStatus::AlmostSolved) {
         return Ok(());
     }
@@ -86,8 +86,7 @@ fn refuse_unsolved(s: &SdpSolution, max_iter: usize, tol: f64) -> Result<()> {
     })
 }
 
-/// Solves, checks the status and turns Y into the embedding: K = G Y Gᵀ = F Fᵀ with
-/// F = G S Σ^{1/2} (Y = S Σ Sᵀ), the top eigenpairs of K from F.
+/// Solves, checks the status and turns Y into the embedding.
 fn finish(
     sdp: &Sdp<'_>,
     g: MatRef<'_, f64>,
@@ -111,6 +110,18 @@ fn finish(
             }
         })
         .fold(0.0f64, f64::max);
+    to_solved(&s, g, scale, d, max_violation)
+}
+
+/// The embedding of a solution: K = G Y Gᵀ = F Fᵀ with F = G S Σ^{1/2} (Y = S Σ Sᵀ),
+/// the top eigenpairs of K from F.
+pub(super) fn to_solved(
+    s: &SdpSolution,
+    g: MatRef<'_, f64>,
+    scale: f64,
+    d: usize,
+    max_violation: f64,
+) -> Result<Solved> {
     let evd = s
         .y
         .self_adjoint_eigen(faer::Side::Lower)

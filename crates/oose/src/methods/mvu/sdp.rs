@@ -314,11 +314,13 @@ impl<'a> Sdp<'a> {
             if best.as_ref().is_none_or(|b| worst < b.0) {
                 best = Some((worst, yv.clone(), report));
             }
-            // Progress in any of the three measures counts; none for PATIENCE
-            // iterations is a stall.
+            // Progress in any of the three measures counts (each only down to a tenth of
+            // the tolerance: below, rounding moves it, and a primal infeasibility at
+            // 1e-16 once must not hide later progress in the others); none for
+            // PATIENCE iterations is a stall.
             let score: f64 = [rel_p, rel_d, rel_gap]
                 .iter()
-                .map(|v| v.max(1e-16).ln())
+                .map(|v| v.max(0.1 * tol).ln())
                 .sum();
             if score < progress.0 - 1e-3 {
                 progress = (score, it);
