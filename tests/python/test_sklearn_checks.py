@@ -6,7 +6,8 @@ apply are declared with the reason, per configuration, in expected_failures; eve
 check must pass. The checks' well-separated blobs give disconnected neighbour graphs:
 Isomap joins the components, the diffusion methods embed them (eigenvalue 1 repeated),
 spectral clustering finds them as clusters. MVU runs with 15 neighbours, which join the
-checks' two blobs of 15 points: its graph must be connected.
+checks' two blobs of 15 points: its graph must be connected. The autoencoders embed
+in one dimension: the checks' blobs have two features, and d must be below D.
 """
 
 import pytest
@@ -57,6 +58,8 @@ ESTIMATORS = [
     oose.TSNE(),
     oose.UMAP(),
     oose.MaximumVarianceUnfolding(n_neighbors=15),
+    oose.Autoencoder(n_components=1, layers=(8,), epochs=5),
+    oose.VariationalAutoencoder(n_components=1, layers=(8,), epochs=5),
 ]
 
 

@@ -542,6 +542,33 @@ fn fixtures() -> Vec<Fixture> {
             z,
             false,
         ),
+        // Added with the methods (0.5.0), by the code of their first commit.
+        fix(
+            "autoencoder",
+            oose::methods::autoencoder::Autoencoder {
+                layers: vec![8],
+                epochs: 10,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            false,
+        ),
+        fix(
+            "vae",
+            oose::methods::autoencoder::VariationalAutoencoder {
+                layers: vec![8],
+                epochs: 10,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            false,
+        ),
         // Format 3 (0.5.0): a model with the annotations an interface stores.
         fix(
             "annotated-kpca-v3",

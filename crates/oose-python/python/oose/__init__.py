@@ -7,7 +7,8 @@ squared power function). scikit-learn estimators over the Rust core:
 
 - :class:`KernelPCA`, :class:`ClassicalMDS`, :class:`LandmarkMDS`, :class:`Isomap`,
   :class:`DiffusionMaps`, :class:`LaplacianEigenmaps`, :class:`LocallyLinearEmbedding`,
-  :class:`MaximumVarianceUnfolding`, :class:`TSNE`, :class:`UMAP`
+  :class:`MaximumVarianceUnfolding`, :class:`TSNE`, :class:`UMAP`,
+  :class:`Autoencoder`, :class:`VariationalAutoencoder`
   (transformers; ``inverse_transform`` maps embedding coordinates back),
 - :class:`SpectralClustering` (``predict`` for new points),
 - :class:`KernelInterpolator` (``predict``, with the power function).
@@ -19,6 +20,7 @@ block on a cluster.
 """
 
 from . import _oose, datasets
+from ._autoencoders import Autoencoder, VariationalAutoencoder
 from ._base import FitWarning, OoseEstimator, _document_runtime, _load_model
 from ._estimators import (
     ClassicalMDS,
@@ -53,6 +55,8 @@ _ESTIMATORS = (
     MaximumVarianceUnfolding,
     TSNE,
     UMAP,
+    Autoencoder,
+    VariationalAutoencoder,
 )
 _BY_METHOD = {cls._method: cls for cls in _ESTIMATORS}
 for _cls in _ESTIMATORS:
@@ -111,6 +115,7 @@ def from_bytes(data, **params):
 
 
 __all__ = [
+    "Autoencoder",
     "ClassicalMDS",
     "DiffusionMaps",
     "FitWarning",
@@ -123,6 +128,7 @@ __all__ = [
     "MaximumVarianceUnfolding",
     "TSNE",
     "UMAP",
+    "VariationalAutoencoder",
     "OoseEstimator",
     "SpectralClustering",
     "datasets",

@@ -145,13 +145,6 @@ class MaximumVarianceUnfolding(_Embedding):
     n_landmarks : int or None, default=None
         Landmark MVU with this many landmarks (between ``n_components + 1`` and N);
         ``None``: exact MVU.
-    metric : str, default="euclidean"
-        Distance of the neighbour search and of the edge lengths (a name of
-        ``oose.metrics()``).
-    n_jobs : int or None, default=None
-        Threads of fit and transform (None: all cores).
-    verbose : bool, default=False
-        Report the solver's iterations on stderr.
 
     Attributes
     ----------

@@ -1,6 +1,7 @@
 //! One module per method. Each has a parameter struct with defaults and a `fit` that
 //! returns a fitted model implementing [`OutOfSample`].
 
+pub mod autoencoder;
 pub mod diffusion_maps;
 pub mod interpolate;
 pub mod isomap;

@@ -116,6 +116,10 @@ registry! {
     Umap(crate::methods::umap::FittedUmap) = crate::methods::umap::Umap;
     /// Maximum variance unfolding (appended: the variant index is the file format).
     Mvu(crate::methods::mvu::FittedMvu) = crate::methods::mvu::MaximumVarianceUnfolding;
+    /// Autoencoder (appended).
+    Autoencoder(crate::methods::autoencoder::FittedAutoencoder) = crate::methods::autoencoder::Autoencoder;
+    /// Variational autoencoder (appended).
+    Vae(crate::methods::autoencoder::FittedVae) = crate::methods::autoencoder::VariationalAutoencoder;
 }
 
 /// A fitted model: the fitted method and the novelty score fitted with it (maths §18).

@@ -81,6 +81,8 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A number or one of the names listed (`auto`, …).
     FloatOrName(&'static [&'static str]),
+    /// Non-negative integers separated by commas (`256,64`; empty: none).
+    IntList,
 }
 
 /// The description of one parameter.
@@ -383,6 +385,38 @@ impl Param for Option<usize> {
             Some(f) => Err(Error::param(
                 name,
                 format!("expected a non-negative integer, got {f}"),
+            )),
+        }
+    }
+}
+
+/// A list of widths: text `256,64` (empty text: no entries), or one integer.
+impl Param for Vec<usize> {
+    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+        let text: Vec<String> = self.iter().map(|w| w.to_string()).collect();
+        out.push((name, Value::Str(text.join(","))));
+    }
+    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+        match v.take(name) {
+            None | Some(Value::None) => Ok(default.clone()),
+            Some(Value::Int(i)) => Ok(vec![*i as usize]),
+            Some(Value::Str(s)) if s.trim().is_empty() => Ok(Vec::new()),
+            Some(Value::Str(s)) => s
+                .split(',')
+                .map(|p| {
+                    p.trim().parse::<usize>().map_err(|_| {
+                        Error::param(
+                            name,
+                            format!(
+                                "expected non-negative integers separated by commas, got {s:?}"
+                            ),
+                        )
+                    })
+                })
+                .collect(),
+            Some(other) => Err(Error::param(
+                name,
+                format!("expected non-negative integers separated by commas, got {other}"),
             )),
         }
     }

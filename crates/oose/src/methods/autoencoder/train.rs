@@ -1,0 +1,213 @@
+//! Training (maths §16): standardisation with the training statistics, a held-out
+//! validation fraction, minibatch Adam on the mean squared reconstruction error (plus
+//! β·KL for the variational autoencoder), early stopping on the validation loss with
+//! the best weights kept, and a typed error when the loss stops being finite.
+
+use super::mlp::{Activation, Mlp, Trainable};
+use super::Settings;
+use crate::error::{Error, Result};
+use crate::rng::Rng;
+use faer::{Mat, MatRef};
+
+/// What training returns.
+pub(super) struct Trained {
+    pub encoder: Mlp,
+    pub decoder: Mlp,
+    /// Mean training loss per point of every epoch run.
+    pub train_loss: Vec<f64>,
+    /// Mean validation loss per point of every epoch run (empty without validation).
+    pub validation_loss: Vec<f64>,
+    /// The epoch (1-based) whose weights were kept.
+    pub best_epoch: usize,
+}
+
+/// Column means and scales (the standard deviation, 1 for a constant column: it is
+/// then 0 after centring, and stays 0).
+pub(super) fn statistics(x: MatRef<'_, f64>) -> (Vec<f64>, Vec<f64>) {
+    let n = x.nrows() as f64;
+    (0..x.ncols())
+        .map(|c| {
+            let mean = (0..x.nrows()).map(|i| x[(i, c)]).sum::<f64>() / n;
+            let var = (0..x.nrows())
+                .map(|i| (x[(i, c)] - mean).powi(2))
+                .sum::<f64>()
+                / n;
+            let sd = var.sqrt();
+            (mean, if sd > 0.0 && sd.is_finite() { sd } else { 1.0 })
+        })
+        .unzip()
+}
+
+/// A Fisher–Yates shuffle of `v` from `rng`.
+fn shuffle(v: &mut [usize], rng: &mut Rng) {
+    for i in (1..v.len()).rev() {
+        v.swap(i, rng.below(i + 1));
+    }
+}
+
+/// The widths and activations of encoder and decoder.
+fn architecture(s: &Settings, width: usize) -> [(Vec<usize>, Vec<Activation>); 2] {
+    let d = s.n_components;
+    let code = if s.variational { 2 * d } else { d };
+    let hidden = &s.layers;
+    let mut enc = vec![width];
+    enc.extend(hidden);
+    enc.push(code);
+    let mut dec = vec![d];
+    dec.extend(hidden.iter().rev());
+    dec.push(width);
+    let acts = |n: usize| {
+        let mut a = vec![s.activation; n - 2];
+        a.push(Activation::Identity);
+        a
+    };
+    let (ea, da) = (acts(enc.len()), acts(dec.len()));
+    [(enc, ea), (dec, da)]
+}
+
+/// Loss of a batch (sum over its points) and, when `grad` is set, one Adam step on it.
+/// `eps` gives the reparameterisation noise of each point (VAE).
+fn batch_loss(
+    s: &Settings,
+    enc: &mut Trainable,
+    dec: &mut Trainable,
+    xb: Mat<f64>,
+    eps: Option<&Mat<f64>>,
+    grad: bool,
+) -> f64 {
+    let (b, d) = (xb.nrows(), s.n_components);
+    let enc_acts = enc.forward(xb.clone());
+    let code = enc_acts.last().expect("layers").clone();
+    // z: the code (AE) or μ + σ∘ε (VAE; μ alone without noise).
+    let z = if s.variational {
+        Mat::from_fn(b, d, |i, j| {
+            let e = eps.map_or(0.0, |e| e[(i, j)]);
+            code[(i, j)] + (0.5 * code[(i, j + d)]).exp() * e
+        })
+    } else {
+        code.clone()
+    };
+    let dec_acts = dec.forward(z);
+    let out = dec_acts.last().expect("layers");
+    let mut loss = 0.0;
+    for j in 0..out.ncols() {
+        for i in 0..b {
+            loss += (out[(i, j)] - xb[(i, j)]).powi(2);
+        }
+    }
+    if s.variational {
+        for i in 0..b {
+            for j in 0..d {
+                let (mu, lv) = (code[(i, j)], code[(i, j + d)]);
+                loss += s.beta * 0.5 * (mu * mu + lv.exp() - lv - 1.0);
+            }
+        }
+    }
+    if grad {
+        let scale = 2.0 / b as f64;
+        let d_out = Mat::from_fn(b, out.ncols(), |i, j| scale * (out[(i, j)] - xb[(i, j)]));
+        let dz = dec.backward(&dec_acts, d_out);
+        dec.adam(s.learning_rate);
+        let d_code = if s.variational {
+            let kl = s.beta / b as f64;
+            Mat::from_fn(b, 2 * d, |i, j| {
+                if j < d {
+                    dz[(i, j)] + kl * code[(i, j)]
+                } else {
+                    let k = j - d;
+                    let lv = code[(i, j)];
+                    let e = eps.map_or(0.0, |e| e[(i, k)]);
+                    dz[(i, k)] * e * 0.5 * (0.5 * lv).exp() + kl * 0.5 * (lv.exp() - 1.0)
+                }
+            })
+        } else {
+            dz
+        };
+        enc.backward(&enc_acts, d_code);
+        enc.adam(s.learning_rate);
+    }
+    loss
+}
+
+/// Trains on the standardised rows of `z`.
+pub(super) fn train(s: &Settings, z: MatRef<'_, f64>) -> Result<Trained> {
+    let n = z.nrows();
+    let mut rng = Rng::new(s.seed);
+    let [(ew, ea), (dw, da)] = architecture(s, z.ncols());
+    let mut enc = Trainable::new(&ew, &ea, &mut rng);
+    let mut dec = Trainable::new(&dw, &da, &mut rng);
+    let mut order: Vec<usize> = (0..n).collect();
+    shuffle(&mut order, &mut rng);
+    let n_val = ((n as f64) * s.validation_fraction).floor() as usize;
+    let n_val = if n_val >= 1 && n - n_val >= 1 {
+        n_val
+    } else {
+        0
+    };
+    let (val, mut fit) = (order[..n_val].to_vec(), order[n_val..].to_vec());
+    let rows = |idx: &[usize]| Mat::from_fn(idx.len(), z.ncols(), |i, c| z[(idx[i], c)]);
+    let val_x = rows(&val);
+    let mut train_loss = Vec::new();
+    let mut validation_loss = Vec::new();
+    let mut best: Option<(f64, usize, Mlp, Mlp)> = None;
+    for epoch in 1..=s.epochs {
+        crate::progress::check()?;
+        shuffle(&mut fit, &mut rng);
+        let mut total = 0.0;
+        for chunk in fit.chunks(s.batch_size) {
+            let xb = rows(chunk);
+            let eps = s
+                .variational
+                .then(|| rng.normal_mat(chunk.len(), s.n_components));
+            total += batch_loss(s, &mut enc, &mut dec, xb, eps.as_ref(), true);
+        }
+        let loss = total / fit.len() as f64;
+        if !loss.is_finite() {
+            return Err(Error::Unsolved {
+                what: "the autoencoder's training",
+                status: "diverged",
+                detail: format!(
+                    "the training loss is {loss} at epoch {epoch} with learning_rate = {:?}; \
+                     lower learning_rate",
+                    s.learning_rate
+                ),
+            });
+        }
+        train_loss.push(loss);
+        let mut note = String::new();
+        if n_val > 0 {
+            // μ alone for the VAE's validation loss (no noise: comparable across epochs).
+            let v = batch_loss(s, &mut enc, &mut dec, val_x.clone(), None, false) / n_val as f64;
+            validation_loss.push(v);
+            note = format!(", validation loss {v:.6}");
+            if best.as_ref().is_none_or(|b| v < b.0) {
+                best = Some((v, epoch, enc.to_mlp(), dec.to_mlp()));
+            } else if best.as_ref().is_some_and(|b| epoch - b.1 >= s.patience) {
+                crate::progress::report(|| {
+                    format!(
+                        "{}: epoch {epoch}: no better validation loss in {} epochs, stopping",
+                        s.label, s.patience
+                    )
+                });
+                break;
+            }
+        }
+        crate::progress::report(|| {
+            format!(
+                "{}: epoch {epoch}/{}, loss {loss:.6}{note}",
+                s.label, s.epochs
+            )
+        });
+    }
+    let (best_epoch, encoder, decoder) = match best {
+        Some((_, e, enc_best, dec_best)) => (e, enc_best, dec_best),
+        None => (train_loss.len(), enc.to_mlp(), dec.to_mlp()),
+    };
+    Ok(Trained {
+        encoder,
+        decoder,
+        train_loss,
+        validation_loss,
+        best_epoch,
+    })
+}
