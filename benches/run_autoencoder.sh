@@ -16,3 +16,4 @@ VIRTUAL_ENV="$PWD/.venv-ae" PATH="$PWD/.venv-ae/bin:$PATH" \
   .venv-ae/bin/maturin develop --release --locked -q -m crates/oose-python/Cargo.toml
 .venv-ae/bin/python benches/peers/autoencoder_suite.py "${AE_N:-60000}" "${AE_M:-10000}" \
   "${AE_EPOCHS:-5}" "${AE_THREADS:-2}"
+.venv-ae/bin/python benches/peers/vae_far.py

@@ -1,4 +1,5 @@
-"""Shared by the Fashion-MNIST benchmarks (tsne_suite.py, umap_suite.py): the data
+"""Shared by the Fashion-MNIST benchmarks (tsne_suite.py, umap_suite.py,
+autoencoder_suite.py, vae_far.py): the data
 (Debian's dataset-fashion-mnist, PCA-50 fitted on the training images), the quality
 measures of maths §17 and a timer."""
 
@@ -20,16 +21,22 @@ def _idx(path):
     return np.frombuffer(b, np.uint8, offset=4 + 4 * nd).reshape(dims)
 
 
+def pixels(n, m):
+    """The first n training and m test images as rows of pixels / 255, with labels."""
+    x = _idx(PATH + "train-images-idx3-ubyte.gz").reshape(60000, -1)[:n] / 255.0
+    y = _idx(PATH + "train-labels-idx1-ubyte.gz")[:n]
+    xt = _idx(PATH + "t10k-images-idx3-ubyte.gz").reshape(10000, -1)[:m] / 255.0
+    yt = _idx(PATH + "t10k-labels-idx1-ubyte.gz")[:m]
+    return x, y, xt, yt
+
+
 class Data:
     """The first n training and m test images, PCA-50 (fitted on the n), saved as
     train.npy and test.npy in `tmp`; a 5000-point sample of the training images for
     the quality measures."""
 
     def __init__(self, tmp, n, m):
-        x_train = _idx(PATH + "train-images-idx3-ubyte.gz").reshape(60000, -1)[:n] / 255.0
-        self.y_train = _idx(PATH + "train-labels-idx1-ubyte.gz")[:n]
-        x_test = _idx(PATH + "t10k-images-idx3-ubyte.gz").reshape(10000, -1)[:m] / 255.0
-        self.y_test = _idx(PATH + "t10k-labels-idx1-ubyte.gz")[:m]
+        x_train, self.y_train, x_test, self.y_test = pixels(n, m)
         pca = PCA(50, random_state=0).fit(x_train)
         self.train, self.test = pca.transform(x_train), pca.transform(x_test)
         np.save(f"{tmp}/train.npy", self.train)

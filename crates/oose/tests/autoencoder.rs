@@ -260,3 +260,44 @@ fn the_vae_embeds_mu_and_is_less_sure_far_from_the_data() {
         .zip(&e.reconstruction_error)
         .all(|(n, r)| n >= r));
 }
+
+#[test]
+fn from_20000_points_in_high_dimension_the_novelty_score_uses_nn_descent() {
+    // 20000 points near 4 centres in R¹⁷ (> 16 dimensions: the kd-tree's limit).
+    let mut rng = oose::rng::Rng::new(5);
+    let x = Mat::from_fn(20000, 17, |i, c| {
+        3.0 * (((i % 4) * 5 + c) % 7) as f64 + rng.normal()
+    });
+    let values = oose::model::params::Values::new()
+        .with("layers", "4")
+        .with("epochs", 1usize)
+        .with("validation_fraction", 0.0);
+    let model = oose::model::Model::fit(
+        "autoencoder",
+        &values,
+        oose::model::Input::Points(x.as_ref()),
+    )
+    .unwrap();
+    let info = model.info();
+    let search = info.iter().find(|(k, _)| k == "novelty_search").unwrap();
+    assert_eq!(search.1, "approximate");
+    // Points like the training data pass at the 1 % level; points far away do not.
+    let near = Mat::from_fn(400, 17, |i, c| {
+        3.0 * (((i % 4) * 5 + c) % 7) as f64 + rng.normal()
+    });
+    let far = Mat::from_fn(50, 17, |_, _| 40.0 + rng.normal());
+    let flagged = |z: &Mat<f64>| {
+        let e = model.extend(z.as_ref()).unwrap();
+        let col = e.extra.iter().find(|c| c.name == "is_novel").unwrap();
+        col.values.iter().filter(|&&v| v == 1.0).count()
+    };
+    assert!(
+        flagged(&near) <= 12,
+        "{} of 400 near points flagged",
+        flagged(&near)
+    );
+    assert_eq!(flagged(&far), 50);
+    // Training points are found exactly by the walk: their novelty is their own
+    // leave-one-out calibration score, so none is flagged.
+    assert_eq!(flagged(&x.as_ref().subrows(0, 300).to_owned()), 0);
+}

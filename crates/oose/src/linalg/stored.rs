@@ -68,6 +68,11 @@ impl StoredMat {
         MatRef::from_column_major_slice(&self.data, self.nrows, self.ncols)
     }
 
+    /// Column `j` as a slice (panics when `j` is out of range).
+    pub fn col(&self, j: usize) -> &[f64] {
+        &self.data[j * self.nrows..(j + 1) * self.nrows]
+    }
+
     /// Number of rows.
     pub fn nrows(&self) -> usize {
         self.nrows

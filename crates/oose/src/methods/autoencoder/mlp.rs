@@ -6,7 +6,8 @@
 use crate::linalg::stored::StoredMat;
 use crate::rng::Rng;
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, Par};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A layer's activation.
@@ -47,7 +48,7 @@ impl Activation {
         })
     }
 
-    fn apply(&self, z: f64) -> f64 {
+    fn value(&self, z: f64) -> f64 {
         match self {
             Activation::Identity => z,
             Activation::Tanh => z.tanh(),
@@ -56,21 +57,45 @@ impl Activation {
         }
     }
 
-    /// f′ written in terms of the output a = f(z).
-    fn derivative(&self, a: f64) -> f64 {
+    /// `v ← f(v + bias)` over a slice (the match hoisted out of the loop).
+    fn apply_biased(&self, v: &mut [f64], bias: f64) {
         match self {
-            Activation::Identity => 1.0,
-            Activation::Tanh => 1.0 - a * a,
-            Activation::Sigmoid => a * (1.0 - a),
-            Activation::Relu => f64::from(u8::from(a > 0.0)),
+            Activation::Identity => v.iter_mut().for_each(|z| *z += bias),
+            Activation::Relu => v.iter_mut().for_each(|z| *z = (*z + bias).max(0.0)),
+            _ => v.iter_mut().for_each(|z| *z = self.value(*z + bias)),
+        }
+    }
+
+    /// `v ← f(v)` over a slice.
+    fn apply(&self, v: &mut [f64]) {
+        match self {
+            Activation::Identity => {}
+            Activation::Relu => v.iter_mut().for_each(|z| *z = z.max(0.0)),
+            _ => v.iter_mut().for_each(|z| *z = self.value(*z)),
+        }
+    }
+
+    /// `delta ← delta · f′`, f′ written in terms of the outputs a = f(z).
+    fn scale_by_derivative(&self, delta: &mut [f64], a: &[f64]) {
+        match self {
+            Activation::Identity => {}
+            Activation::Tanh => delta.iter_mut().zip(a).for_each(|(d, a)| *d *= 1.0 - a * a),
+            Activation::Sigmoid => delta
+                .iter_mut()
+                .zip(a)
+                .for_each(|(d, a)| *d *= a * (1.0 - a)),
+            Activation::Relu => delta.iter_mut().zip(a).for_each(|(d, a)| {
+                *d *= f64::from(u8::from(*a > 0.0));
+            }),
         }
     }
 }
 
-/// One dense layer: a = f(x W + b), W in×out.
+/// One dense layer: a = f(x W + b), W in×out, stored transposed (`wt` is out×in, so
+/// that row i of W, the weights leaving input i, is one contiguous column).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Layer {
-    pub w: StoredMat,
+    pub wt: StoredMat,
     pub b: Vec<f64>,
     pub activation: Activation,
 }
@@ -79,6 +104,13 @@ pub(crate) struct Layer {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Mlp {
     pub layers: Vec<Layer>,
+}
+
+/// A column of an owned matrix as a slice (its rows are contiguous).
+fn slice<'a>(c: faer::ColMut<'a, f64>) -> &'a mut [f64] {
+    c.try_as_col_major_mut()
+        .expect("an owned matrix's columns are contiguous")
+        .as_slice_mut()
 }
 
 /// Adam's first and second moments of one layer's weights and biases.
@@ -144,10 +176,8 @@ impl Trainable {
                 1.0,
                 Par::rayon(0),
             );
-            for j in 0..z.ncols() {
-                for i in 0..z.nrows() {
-                    z[(i, j)] = act.apply(z[(i, j)] + b[j]);
-                }
+            for (j, &bj) in b.iter().enumerate() {
+                act.apply_biased(z.col_as_slice_mut(j), bj);
             }
             acts.push(z);
         }
@@ -155,18 +185,20 @@ impl Trainable {
     }
 
     /// Back-propagates `d_out` (∂loss/∂ last activation) through the layers whose
-    /// activations `acts` are, storing the gradients; returns ∂loss/∂input.
-    pub fn backward(&mut self, acts: &[Mat<f64>], d_out: Mat<f64>) -> Mat<f64> {
+    /// activations `acts` are, storing the gradients; returns ∂loss/∂input when
+    /// `input_gradient` is set (else `None`: the first layer's product is skipped).
+    pub fn backward(
+        &mut self,
+        acts: &[Mat<f64>],
+        d_out: Mat<f64>,
+        input_gradient: bool,
+    ) -> Option<Mat<f64>> {
         let mut delta = d_out;
         for l in (0..self.w.len()).rev() {
             let a = &acts[l + 1];
             let act = self.activations[l];
-            if act != Activation::Identity {
-                for j in 0..delta.ncols() {
-                    for i in 0..delta.nrows() {
-                        delta[(i, j)] *= act.derivative(a[(i, j)]);
-                    }
-                }
+            for j in 0..delta.ncols() {
+                act.scale_by_derivative(delta.col_as_slice_mut(j), a.col_as_slice(j));
             }
             matmul(
                 self.grad_w[l].as_mut(),
@@ -177,7 +209,10 @@ impl Trainable {
                 Par::rayon(0),
             );
             for (j, g) in self.grad_b[l].iter_mut().enumerate() {
-                *g = (0..delta.nrows()).map(|i| delta[(i, j)]).sum();
+                *g = delta.col_as_slice(j).iter().sum();
+            }
+            if l == 0 && !input_gradient {
+                return None;
             }
             let mut prev = Mat::zeros(delta.nrows(), self.w[l].nrows());
             matmul(
@@ -190,7 +225,7 @@ impl Trainable {
             );
             delta = prev;
         }
-        delta
+        Some(delta)
     }
 
     /// One Adam step (β₁ = 0.9, β₂ = 0.999, ε = 1e-8) with the stored gradients.
@@ -201,22 +236,32 @@ impl Trainable {
         self.step += 1;
         let c1 = 1.0 - B1.powi(self.step);
         let c2 = 1.0 - B2.powi(self.step);
-        let update = |p: &mut f64, g: f64, m: &mut f64, v: &mut f64| {
-            *m = B1 * *m + (1.0 - B1) * g;
-            *v = B2 * *v + (1.0 - B2) * g * g;
-            *p -= lr * (*m / c1) / ((*v / c2).sqrt() + EPS);
+        let update = |p: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64]| {
+            crate::linalg::simd::vectorized(
+                #[inline(always)]
+                || {
+                    for (((p, g), m), v) in p.iter_mut().zip(g).zip(m).zip(v) {
+                        *m = B1 * *m + (1.0 - B1) * g;
+                        *v = B2 * *v + (1.0 - B2) * g * g;
+                        *p -= lr * (*m / c1) / ((*v / c2).sqrt() + EPS);
+                    }
+                },
+            )
         };
         for l in 0..self.w.len() {
             let (mw, vw, mb, vb) = &mut self.moments[l];
-            let (w, gw) = (&mut self.w[l], &self.grad_w[l]);
-            for j in 0..w.ncols() {
-                for i in 0..w.nrows() {
-                    update(&mut w[(i, j)], gw[(i, j)], &mut mw[(i, j)], &mut vw[(i, j)]);
-                }
-            }
-            for j in 0..self.b[l].len() {
-                update(&mut self.b[l][j], self.grad_b[l][j], &mut mb[j], &mut vb[j]);
-            }
+            let gw = &self.grad_w[l];
+            // Column by column on the threads: each entry's update is its own, so the
+            // result does not depend on how the columns are shared out.
+            self.w[l]
+                .par_col_iter_mut()
+                .zip(mw.par_col_iter_mut())
+                .zip(vw.par_col_iter_mut())
+                .enumerate()
+                .for_each(|(j, ((p, m), v))| {
+                    update(slice(p), gw.col_as_slice(j), slice(m), slice(v));
+                });
+            update(&mut self.b[l], &self.grad_b[l], mb, vb);
         }
     }
 
@@ -229,7 +274,7 @@ impl Trainable {
                 .zip(&self.b)
                 .zip(&self.activations)
                 .map(|((w, b), a)| Layer {
-                    w: StoredMat::from_mat(w.as_ref()),
+                    wt: StoredMat::from_mat(w.transpose()),
                     b: b.clone(),
                     activation: *a,
                 })
@@ -239,34 +284,46 @@ impl Trainable {
 }
 
 impl Mlp {
-    /// The output for one input row, layer by layer in a fixed order of operations.
-    pub fn forward_row(&self, x: &[f64]) -> Vec<f64> {
-        let mut cur = x.to_vec();
-        for layer in &self.layers {
-            let w: MatRef<'_, f64> = layer.w.view();
-            cur = (0..w.ncols())
-                .map(|j| {
-                    let col = w.col(j);
-                    let z = cur
-                        .iter()
-                        .enumerate()
-                        .fold(layer.b[j], |s, (i, &v)| s + v * col[i]);
-                    layer.activation.apply(z)
-                })
-                .collect();
-        }
-        cur
+    /// The outputs of a block of rows. Output j of a layer is b_j + Σᵢ xᵢ Wᵢⱼ summed
+    /// over i in order, then the activation: a fixed sequence of operations for each
+    /// row, so a row gives the same bits alone or in any block. The rows only share
+    /// each weight row's trip from memory (a layer of 784×256 weights is larger
+    /// than the caches; one row at a time, the pass would stream it per row).
+    pub fn forward_block(&self, rows: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+        crate::linalg::simd::vectorized(
+            #[inline(always)]
+            || {
+                let mut cur = rows;
+                for layer in &self.layers {
+                    let mut out: Vec<Vec<f64>> = cur.iter().map(|_| layer.b.clone()).collect();
+                    for i in 0..layer.wt.ncols() {
+                        let w = layer.wt.col(i);
+                        for (o, x) in out.iter_mut().zip(&cur) {
+                            let v = x[i];
+                            for (o, w) in o.iter_mut().zip(w) {
+                                *o += v * w;
+                            }
+                        }
+                    }
+                    for o in &mut out {
+                        layer.activation.apply(o);
+                    }
+                    cur = out;
+                }
+                cur
+            },
+        )
     }
 
     /// Input and output widths, and whether every layer's shapes chain.
     pub fn widths(&self) -> Option<(usize, usize)> {
-        let first = self.layers.first()?.w.nrows();
+        let first = self.layers.first()?.wt.ncols();
         let mut width = first;
         for l in &self.layers {
-            if l.w.nrows() != width || l.b.len() != l.w.ncols() || !l.w.is_consistent() {
+            if l.wt.ncols() != width || l.b.len() != l.wt.nrows() || !l.wt.is_consistent() {
                 return None;
             }
-            width = l.w.ncols();
+            width = l.wt.nrows();
         }
         Some((first, width))
     }

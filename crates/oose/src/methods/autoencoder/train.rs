@@ -106,7 +106,7 @@ fn batch_loss(
     if grad {
         let scale = 2.0 / b as f64;
         let d_out = Mat::from_fn(b, out.ncols(), |i, j| scale * (out[(i, j)] - xb[(i, j)]));
-        let dz = dec.backward(&dec_acts, d_out);
+        let dz = dec.backward(&dec_acts, d_out, true).expect("asked for");
         dec.adam(s.learning_rate);
         let d_code = if s.variational {
             let kl = s.beta / b as f64;
@@ -123,7 +123,7 @@ fn batch_loss(
         } else {
             dz
         };
-        enc.backward(&enc_acts, d_code);
+        enc.backward(&enc_acts, d_code, false);
         enc.adam(s.learning_rate);
     }
     loss
@@ -145,7 +145,18 @@ pub(super) fn train(s: &Settings, z: MatRef<'_, f64>) -> Result<Trained> {
         0
     };
     let (val, mut fit) = (order[..n_val].to_vec(), order[n_val..].to_vec());
-    let rows = |idx: &[usize]| Mat::from_fn(idx.len(), z.ncols(), |i, c| z[(idx[i], c)]);
+    // One point per column, so that a batch is gathered from contiguous memory and
+    // transposed once by faer (a gather from column-major rows touches a cache line per
+    // value).
+    let by_point = z.transpose().to_owned();
+    let rows = |idx: &[usize]| {
+        let mut t = Mat::zeros(z.ncols(), idx.len());
+        for (j, &r) in idx.iter().enumerate() {
+            t.col_as_slice_mut(j)
+                .copy_from_slice(by_point.col_as_slice(r));
+        }
+        t.transpose().to_owned()
+    };
     let val_x = rows(&val);
     let mut train_loss = Vec::new();
     let mut validation_loss = Vec::new();
