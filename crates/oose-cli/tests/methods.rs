@@ -515,3 +515,109 @@ fn metric_through_the_cli_is_stored_and_scale_free() {
         "invalid value 'l1' for '--metric",
     );
 }
+
+#[test]
+fn autoencoder_and_vae_through_the_cli() {
+    let d = dir("autoencoder");
+    let x = p(&d, "x.csv");
+    write_csv(&x, &roll(200, 0));
+    let model = p(&d, "ae.oose");
+    let out = oose(&[
+        "fit",
+        "autoencoder",
+        "--input",
+        &x,
+        "--layers",
+        "16,8",
+        "--activation",
+        "tanh",
+        "--epochs",
+        "12",
+        "--batch-size",
+        "32",
+        "--learning-rate",
+        "3e-3",
+        "--output",
+        &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = String::from_utf8_lossy(&oose(&["info", &model]).stdout).to_string();
+    assert!(
+        info.contains("method: autoencoder") && info.contains("novelty_search: exact"),
+        "{info}"
+    );
+    let curve = info
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("loss_curve: "))
+        .unwrap_or_else(|| panic!("{info}"));
+    let losses: Vec<f64> = curve
+        .split(',')
+        .map(|v| v.trim().parse().unwrap())
+        .collect();
+    assert!(!losses.is_empty() && losses.len() <= 12, "{losses:?}");
+    // The encoder is the extension: the training rows come back as the embedding.
+    let emb = oose(&["embedding", &model]);
+    let ext = oose(&["extend", &model, "--input", &x]);
+    assert!(
+        ext.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ext.stderr)
+    );
+    assert_eq!(
+        read_csv(&String::from_utf8_lossy(&emb.stdout)).1,
+        read_csv(&String::from_utf8_lossy(&ext.stdout)).1
+    );
+    // The VAE's diagnostics; a width of 0 and a flag of another method are refused.
+    let vae = p(&d, "vae.oose");
+    let out = oose(&[
+        "fit", "vae", "--input", &x, "--layers", "8", "--epochs", "5", "--beta", "0.5", "--output",
+        &vae,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = oose(&["extend", &vae, "--input", &x, "--diagnostics"]);
+    let (header, _) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    for col in [
+        "posterior_variance",
+        "negative_elbo",
+        "reconstruction_error",
+        "novelty",
+    ] {
+        assert!(header.iter().any(|h| h == col), "{header:?}");
+    }
+    fails(
+        &oose(&[
+            "fit",
+            "autoencoder",
+            "--input",
+            &x,
+            "--layers",
+            "8,0",
+            "--output",
+            &model,
+        ]),
+        2,
+        "layers",
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "autoencoder",
+            "--input",
+            &x,
+            "--beta",
+            "1",
+            "--output",
+            &model,
+        ]),
+        2,
+        "beta",
+    );
+}
