@@ -276,3 +276,27 @@ fn every_point_a_landmark_is_the_inequality_program() {
         assert!((gap - chord).abs() < 1e-5 * chord, "{i}: {gap} vs {chord}");
     }
 }
+
+#[test]
+fn a_60_point_roll_is_solved_to_a_feasible_k_below_its_dual_bound() {
+    // The edges of a clique are dependent constraints inside the face; with an
+    // independent subset the solver ends with every edge kept to rounding, and the
+    // feasible primal's tr K a lower bound within 1e-7 of the dual's upper bound.
+    use oose::model::method::Fitted;
+    let m = fit(60, 6);
+    let (status, _, p, d, gap) = m.solver_report();
+    assert!(
+        matches!(status, SdpStatus::Solved | SdpStatus::AlmostSolved),
+        "{status:?}"
+    );
+    assert!(p < 1e-12 && d < 1e-9 && gap < 1e-7, "{p} {d} {gap}");
+    assert!(m.max_violation() < 1e-9, "{}", m.max_violation());
+    let mut info = Vec::new();
+    m.info(&mut info);
+    let get = |k: &str| -> f64 { info.iter().find(|e| e.0 == k).unwrap().1.parse().unwrap() };
+    let (primal, dual) = (get("objective"), get("dual_objective"));
+    assert!(
+        primal <= dual * (1.0 + 1e-9) && (dual - primal) / dual < 1e-7,
+        "primal {primal} dual {dual}"
+    );
+}

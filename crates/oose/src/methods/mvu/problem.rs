@@ -86,22 +86,23 @@ pub(super) fn refuse_unsolved(s: &SdpSolution, max_iter: usize, tol: f64) -> Res
     })
 }
 
-/// Solves, checks the status and turns Y into the embedding.
+/// Solves `sdp`, checks the status and turns Y into the embedding; the violation is
+/// measured over `all` the edges (`sdp` holds an independent subset).
 fn finish(
     sdp: &Sdp<'_>,
+    all: &Sdp<'_>,
     g: MatRef<'_, f64>,
     scale: f64,
     d: usize,
     tol: f64,
     max_iter: usize,
-    label: &str,
 ) -> Result<Solved> {
-    let s = sdp.solve_ipm(tol, max_iter, label)?;
+    let s = sdp.solve_ipm(tol, max_iter, "MVU (exact)")?;
     refuse_unsolved(&s, max_iter, tol)?;
-    let values = sdp.apply(s.y.as_ref());
+    let values = all.apply(s.y.as_ref());
     let max_violation = values
         .iter()
-        .zip(sdp.b)
+        .zip(all.b)
         .map(|(v, b)| {
             if sdp.inequality {
                 (v - b).max(0.0)
@@ -188,7 +189,20 @@ pub(super) fn exact(
 ) -> Result<Solved> {
     let scale = edge_scale(edges)?;
     let w = facial_basis(x, edges)?;
-    let (u, b) = constraints(w.as_ref(), edges, scale);
+    let (u_all, b_all) = constraints(w.as_ref(), edges, scale);
+    // Inside the face, the edges of a clique are linearly dependent constraints (their
+    // matrices uₑuₑᵀ are): the solver's Newton matrix is then singular and its dual
+    // multipliers undetermined. The same feasible set from an independent subset.
+    let kept = independent_constraints(u_all.as_ref());
+    crate::progress::report(|| {
+        format!(
+            "MVU (exact): {} of {} edge constraints independent",
+            kept.len(),
+            edges.len()
+        )
+    });
+    let u = Mat::from_fn(u_all.nrows(), kept.len(), |r, c| u_all[(r, kept[c])]);
+    let b: Vec<f64> = kept.iter().map(|&e| b_all[e]).collect();
     let c = Mat::<f64>::identity(w.ncols(), w.ncols());
     let sdp = Sdp {
         u: u.as_ref(),
@@ -196,7 +210,74 @@ pub(super) fn exact(
         c: c.as_ref(),
         inequality: false,
     };
-    finish(&sdp, w.as_ref(), scale, d, tol, max_iter, "MVU (exact)")
+    let all = Sdp {
+        u: u_all.as_ref(),
+        b: &b_all,
+        c: c.as_ref(),
+        inequality: false,
+    };
+    finish(&sdp, &all, w.as_ref(), scale, d, tol, max_iter)
+}
+
+/// Relative residual below which a constraint counts as a combination of the others.
+const CONSTRAINT_DEPENDENCY_TOL: f64 = 1e-12;
+
+/// An independent subset (in increasing order) of the constraints uₑᵀ Y uₑ, spanning
+/// the others: pivoted Cholesky of their Gram matrix ⟨uₑuₑᵀ, u_f u_fᵀ⟩ = (uₑᵀu_f)²,
+/// each step taking the constraint with the largest residual, until every residual is
+/// below [`CONSTRAINT_DEPENDENCY_TOL`] times the largest diagonal entry. The right-hand
+/// sides of the dropped constraints are implied: the data's own Gram matrix satisfies
+/// every one (the violation over all edges is measured after the solve).
+pub(super) fn independent_constraints(u: MatRef<'_, f64>) -> Vec<usize> {
+    let m = u.ncols();
+    let mut ip = Mat::zeros(m, m);
+    faer::linalg::matmul::matmul(
+        ip.as_mut(),
+        faer::Accum::Replace,
+        u.transpose(),
+        u,
+        1.0,
+        faer::Par::rayon(0),
+    );
+    let gram = |e: usize, f: usize| ip[(e, f)] * ip[(e, f)];
+    let mut residual: Vec<f64> = (0..m).map(|e| gram(e, e)).collect();
+    let top = residual.iter().copied().fold(0.0, f64::max);
+    // Columns of the factor, one per chosen constraint (length m).
+    let mut factor: Vec<Vec<f64>> = Vec::new();
+    let mut chosen = Vec::new();
+    let mut open = vec![true; m];
+    while chosen.len() < m {
+        let Some(p) = (0..m)
+            .filter(|&e| open[e])
+            .max_by(|&a, &b| residual[a].total_cmp(&residual[b]).then(b.cmp(&a)))
+        else {
+            break;
+        };
+        if residual[p] <= CONSTRAINT_DEPENDENCY_TOL * top || top == 0.0 {
+            break;
+        }
+        let pivot = residual[p].sqrt();
+        let col: Vec<f64> = (0..m)
+            .into_par_iter()
+            .map(|e| {
+                if !open[e] || e == p {
+                    return if e == p { pivot } else { 0.0 };
+                }
+                let done: f64 = factor.iter().map(|l| l[e] * l[p]).sum();
+                (gram(e, p) - done) / pivot
+            })
+            .collect();
+        for e in 0..m {
+            if open[e] && e != p {
+                residual[e] -= col[e] * col[e];
+            }
+        }
+        open[p] = false;
+        chosen.push(p);
+        factor.push(col);
+    }
+    chosen.sort_unstable();
+    chosen
 }
 
 /// Relative size below which a singular value of a clique's coordinates counts as zero.
@@ -309,4 +390,25 @@ fn dependencies(x: MatRef<'_, f64>, c: &[usize]) -> Vec<Vec<(usize, f64)>> {
         .filter(|&col| ev[col] <= DEPENDENCY_TOL * size)
         .map(|col| (0..k).map(|a| (c[a], evd.U()[(a, col)])).collect())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In 2×2 symmetric matrices (3 dimensions), e₁e₁ᵀ, e₂e₂ᵀ, vvᵀ (v = e₁ + e₂) are
+    /// independent; wwᵀ (w = e₁ − e₂) = 2e₁e₁ᵀ + 2e₂e₂ᵀ − vvᵀ and (2e₁)(2e₁)ᵀ are not.
+    #[test]
+    fn dependent_rank_one_constraints_are_dropped() {
+        let cols = [[1.0, 0.0], [2.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, -1.0]];
+        let u = Mat::from_fn(2, 5, |i, e| cols[e][i]);
+        let kept = independent_constraints(u.as_ref());
+        assert_eq!(kept.len(), 3, "{kept:?}");
+        // One of the parallel pair (the longer: largest residual first), and any two
+        // of the other three span what the third adds.
+        assert!(kept.contains(&1) && !kept.contains(&0), "{kept:?}");
+        // Independent ones are all kept.
+        let kept = independent_constraints(u.as_ref().subcols(2, 3));
+        assert_eq!(kept, vec![0, 1, 2]);
+    }
 }
