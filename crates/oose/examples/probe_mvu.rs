@@ -1,7 +1,7 @@
 //! Exact MVU's solve on one generated data set (maths §15): status, iterations,
 //! residuals, objective and dual objective, edge violation, top-two share of tr K.
 //!
-//! `cargo run --release --example probe_mvu -- roll|scurve N K` (TRACE=1: every
+//! `cargo run --release --example probe_mvu -- roll|scurve N K [NOISE SEED]` (TRACE=1: every
 //! iteration on stderr).
 use oose::methods::mvu::MaximumVarianceUnfolding;
 use std::time::Instant;
@@ -11,9 +11,11 @@ fn main() {
     let which = args.get(1).map(String::as_str).unwrap_or("roll");
     let n: usize = args.get(2).and_then(|v| v.parse().ok()).unwrap_or(60);
     let k: usize = args.get(3).and_then(|v| v.parse().ok()).unwrap_or(6);
+    let noise: f64 = args.get(4).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    let seed: u64 = args.get(5).and_then(|v| v.parse().ok()).unwrap_or(0);
     let x = match which {
-        "scurve" => oose::datasets::s_curve(n, 0.0, 0).points,
-        _ => oose::datasets::swiss_roll(n, 0.0, false, 0).points,
+        "scurve" => oose::datasets::s_curve(n, noise, seed).points,
+        _ => oose::datasets::swiss_roll(n, noise, false, seed).points,
     };
     if std::env::var("TRACE").is_ok() {
         oose::progress::set_hook(Some(Box::new(|m: &str| eprintln!("{m}"))));

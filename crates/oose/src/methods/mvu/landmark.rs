@@ -239,6 +239,7 @@ pub(super) fn landmark(
             b: &b,
             c: c.as_ref(),
             inequality: true,
+            refinement: super::sdp::REFINEMENT_STEPS_RIDGE,
         };
         let label = format!("MVU (landmarks), round {round}, {} edges", set.len());
         let s = sdp.solve_ipm(tol, max_iter, &label)?;

@@ -27,10 +27,16 @@ pub const REDUCED_TOL: f64 = 1e-6;
 /// Primal and dual objective, relative primal and dual infeasibility, relative gap.
 type Measures = (f64, f64, f64, f64, f64);
 
-/// Steps of iterative refinement of each Newton system (measured on Swiss rolls and
-/// S-curves of 60–400 points: with 2, the 400-point roll with k = 5 stalls at a
-/// primal infeasibility of 1e-6; with 5 it ends almost solved; 10 gains nothing).
-const REFINEMENT_STEPS: usize = 5;
+/// Steps of iterative refinement of each Newton system for an independent set of
+/// constraints (measured on Swiss rolls and S-curves of 60–400 points: with 2, the
+/// 400-point roll with k = 5 stalls at a primal infeasibility of 1e-6; with 5 it ends
+/// almost solved; 10 gain nothing).
+pub(crate) const REFINEMENT_STEPS: usize = 5;
+
+/// Steps of refinement for dependent constraints (a singular Newton matrix factored
+/// with a ridge) and for landmark MVU's inequalities: the setting those were measured
+/// with.
+pub(crate) const REFINEMENT_STEPS_RIDGE: usize = 2;
 
 /// Iterations without progress in any measure after which the solve stops.
 const PATIENCE: usize = 8;
@@ -45,6 +51,8 @@ pub(crate) struct Sdp<'a> {
     pub c: MatRef<'a, f64>,
     /// `≤` instead of `=`.
     pub inequality: bool,
+    /// Steps of iterative refinement of each Newton system.
+    pub refinement: usize,
 }
 
 /// How the solve ended.
@@ -220,7 +228,7 @@ impl<'a> Sdp<'a> {
                 l.solve_in_place(x.as_mut());
                 // Iterative refinement: 𝓜 is ill-conditioned near the optimum, and the
                 // step lengths depend on an accurate direction.
-                for _ in 0..REFINEMENT_STEPS {
+                for _ in 0..self.refinement {
                     let mut res = rhs.clone();
                     matmul(
                         res.as_mut(),
@@ -550,6 +558,7 @@ mod tests {
             b,
             c: c.as_ref(),
             inequality,
+            refinement: REFINEMENT_STEPS,
         }
         .solve_ipm(1e-9, 100, "test")
         .unwrap()
