@@ -503,15 +503,7 @@ impl Method for Isomap {
 crate::inner_product_computing_mutual!(FittedIsomap, Isomap);
 
 impl Fitted for FittedIsomap {
-    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
-        Some(self.x.view())
-    }
-
-    crate::fitted_basics!();
-
-    fn fit_warnings(&self) -> &[String] {
-        &self.warnings.0
-    }
+    crate::fitted_basics!(points: x, warnings: warnings);
 
     crate::cmds_family_extension!(Isomap);
 

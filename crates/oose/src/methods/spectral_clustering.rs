@@ -373,15 +373,7 @@ impl Method for SpectralClustering {
 }
 
 impl Fitted for FittedSpectralClustering {
-    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
-        Some(self.core.x.view())
-    }
-
-    crate::fitted_basics!();
-
-    fn fit_warnings(&self) -> &[String] {
-        &self.core.warnings.0
-    }
+    crate::fitted_basics!(points: core.x, warnings: core.warnings);
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         fit_time_policy(SpectralClustering::NAME, opts)

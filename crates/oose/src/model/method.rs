@@ -380,10 +380,22 @@ pub(crate) fn mutual_refused(method: &str) -> Error {
 
 /// The parts of a [`Fitted`] impl that are the same for every method: the parameters
 /// (from the fitted type's `params()`, a [`Method`]) and the consistency check (the
-/// fitted type's own `is_consistent`).
+/// fitted type's own `is_consistent`); with `points: field, warnings: field` also
+/// `training_points` and `fit_warnings` from those fields.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! fitted_basics {
+    (points: $($p:ident).+, warnings: $($w:ident).+) => {
+        fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
+            Some(self.$($p).+.view())
+        }
+
+        $crate::fitted_basics!();
+
+        fn fit_warnings(&self) -> &[String] {
+            &self.$($w).+.0
+        }
+    };
     () => {
         fn param_values(&self) -> $crate::model::params::ParamList {
             $crate::model::Method::values(self.params())

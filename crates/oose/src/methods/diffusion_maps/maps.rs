@@ -376,15 +376,7 @@ impl Method for DiffusionMaps {
 }
 
 impl Fitted for FittedDiffusionMaps {
-    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
-        Some(self.core.x.view())
-    }
-
-    crate::fitted_basics!();
-
-    fn fit_warnings(&self) -> &[String] {
-        &self.core.warnings.0
-    }
+    crate::fitted_basics!(points: core.x, warnings: core.warnings);
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&["density", "on_isolated"], |o| {

@@ -407,15 +407,7 @@ impl Method for MaximumVarianceUnfolding {
 }
 
 impl Fitted for FittedMvu {
-    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
-        Some(self.x.view())
-    }
-
-    crate::fitted_basics!();
-
-    fn fit_warnings(&self) -> &[String] {
-        &self.warnings.0
-    }
+    crate::fitted_basics!(points: x, warnings: warnings);
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&[], |o| no_such_option(MaximumVarianceUnfolding::NAME, o))
