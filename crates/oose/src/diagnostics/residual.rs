@@ -46,6 +46,11 @@ impl ResidualFactor {
         self.tolerance
     }
 
+    /// The factorisation itself.
+    pub(crate) fn cholesky(&self) -> &PivotedCholesky {
+        &self.chol
+    }
+
     /// Pivot indices (training points spanning the kept subspace).
     pub fn pivots(&self) -> &[usize] {
         &self.chol.pivots

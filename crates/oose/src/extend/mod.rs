@@ -5,6 +5,7 @@
 //! chunking (the extension is sample-wise, DESIGN.md).
 
 pub(crate) mod local;
+pub(crate) mod low_rank;
 pub(crate) mod projection;
 pub mod restricted;
 

@@ -28,6 +28,9 @@ use crate::validate;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
+mod low_rank;
+use low_rank::LowRankParts;
+
 /// Kernel PCA parameters.
 ///
 /// ```
@@ -90,6 +93,9 @@ pub struct FittedKernelPca {
     residual: ResidualFactor,
     solver_used: Solver,
     solver_note: Option<String>,
+    /// The low-rank extension's matrices, formed on first use (not stored).
+    #[serde(skip)]
+    low_rank: crate::model::method::Transient<std::sync::OnceLock<LowRankParts>>,
 }
 
 impl KernelPca {
@@ -254,6 +260,7 @@ impl KernelPca {
             residual,
             solver_used: eig.solver,
             solver_note: eig.note,
+            low_rank: Default::default(),
         })
     }
 }

@@ -1,0 +1,134 @@
+//! Certified low-rank extension (maths §20): the extension through the pivots P of the
+//! fit's pivoted Cholesky factorisation instead of all N training points.
+//!
+//! The exact projection is affine in the kernel row: y(z) = a₀ + A k_X(z). Replacing
+//! k_X(z) by its Nyström approximation k^P_X(z) = K_XP K_PP⁻¹ k_P(z) gives
+//! y^P(z) = a₀ + B k_P(z) with B = A K_XP K_PP⁻¹ (d×r, formed once): r kernel values per
+//! new point instead of N. The error e = k_X(z) − k^P_X(z) is a residual-kernel row,
+//! |eᵢ| ≤ P_P(xᵢ) P_P(z) (Cauchy–Schwarz in the residual kernel's RKHS), and A is
+//! Λ_d^{−1/2} U_dᵀ on the part that survives centring (U_d ⊥ 1), so
+//! ‖y(z) − y^P(z)‖₂ ≤ λ_d^{−1/2} P_P(z) (Σᵢ P_P(xᵢ)²)^{1/2}.
+
+use crate::linalg::pivoted_cholesky::PivotedCholesky;
+use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::{Accum, Mat, MatRef, Par};
+
+/// Unit roundoff of f64.
+const U: f64 = f64::EPSILON / 2.0;
+
+/// What the low-rank extension needs, formed once from a fitted model.
+#[derive(Clone, Debug)]
+pub(crate) struct LowRank {
+    /// The pivots' training rows, in pivot order.
+    pub pivots: Vec<usize>,
+    /// L⁻ᵀ (r×r, upper), with K_PP = L Lᵀ.
+    linv_t: Mat<f64>,
+    /// Bᵀ (r×d): coordinates = a₀ + k_P(z)ᵀ Bᵀ.
+    bt: Mat<f64>,
+    /// a₀ (d): the coordinates of a zero kernel row.
+    offset: Vec<f64>,
+    /// Σᵢ P_P(xᵢ)² over the training points (with its rounding allowance).
+    train_residual_sum: f64,
+    /// λ_d^{−1/2}, the largest factor of the projection.
+    inv_sqrt_min: f64,
+}
+
+impl LowRank {
+    /// From the factorisation `chol` of the uncentred training kernel, its rows at the
+    /// pivots `k_px` (r×N, pivot order), the training diagonal k(xᵢ, xᵢ), the kept
+    /// eigenvalues, and the exact projection `project` (kernel rows m×N → m×d).
+    pub(crate) fn new(
+        chol: &PivotedCholesky,
+        k_px: MatRef<'_, f64>,
+        k_diag: &[f64],
+        eigenvalues: &[f64],
+        mut project: impl FnMut(MatRef<'_, f64>) -> Mat<f64>,
+    ) -> Self {
+        let (r, n) = (chol.rank(), k_px.ncols());
+        let l = chol.l().to_owned();
+        // W = L⁻¹ K_PX: the training points' residuals P_P(xᵢ)² = k(xᵢ, xᵢ) − ‖W[:, i]‖²
+        // (each with its rounding allowance, see `residual`).
+        let mut w = k_px.to_owned();
+        solve_lower_triangular_in_place(l.as_ref(), w.as_mut(), Par::rayon(0));
+        let train_residual_sum = (0..n)
+            .map(|i| residual(k_diag[i], w.col_as_slice(i).iter().map(|v| v * v).sum(), r))
+            .sum();
+        // G = L⁻ᵀ W = K_PP⁻¹ K_PX (r×N): row a is the kernel row whose projection is
+        // column a of B (plus a₀).
+        solve_upper_triangular_in_place(l.transpose(), w.as_mut(), Par::rayon(0));
+        let mut rows = Mat::<f64>::zeros(r + 1, n);
+        rows.as_mut().subrows_mut(0, r).copy_from(&w);
+        let y = project(rows.as_ref());
+        let d = y.ncols();
+        let offset: Vec<f64> = (0..d).map(|j| y[(r, j)]).collect();
+        let bt = Mat::from_fn(r, d, |a, j| y[(a, j)] - offset[j]);
+        let min = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
+        let mut linv = Mat::<f64>::identity(r, r);
+        solve_lower_triangular_in_place(l.as_ref(), linv.as_mut(), Par::rayon(0));
+        LowRank {
+            pivots: chol.pivots.clone(),
+            linv_t: linv.transpose().to_owned(),
+            bt,
+            offset,
+            train_residual_sum,
+            inv_sqrt_min: 1.0 / min.sqrt(),
+        }
+    }
+
+    /// Coordinates, P_P(z)² and the certified bound on ‖y(z) − y^P(z)‖₂ for kernel rows
+    /// `k_zp` (m×r, against the pivots in pivot order) with k(z, z) = `kzz`.
+    pub(crate) fn extend(
+        &self,
+        k_zp: MatRef<'_, f64>,
+        kzz: &[f64],
+    ) -> (Mat<f64>, Vec<f64>, Vec<f64>) {
+        let (m, r, d) = (k_zp.nrows(), self.pivots.len(), self.offset.len());
+        let mut y = Mat::<f64>::zeros(m, d);
+        matmul(
+            y.as_mut(),
+            Accum::Replace,
+            k_zp,
+            self.bt.as_ref(),
+            1.0,
+            Par::Seq,
+        );
+        for j in 0..d {
+            let o = self.offset[j];
+            y.col_as_slice_mut(j).iter_mut().for_each(|v| *v += o);
+        }
+        // W = K_zP L⁻ᵀ by a product (rows independent of the batch, like the
+        // projection's), not a blocked triangular solve.
+        let mut w = Mat::<f64>::zeros(m, r);
+        matmul(
+            w.as_mut(),
+            Accum::Replace,
+            k_zp,
+            self.linv_t.as_ref(),
+            1.0,
+            Par::Seq,
+        );
+        let mut sq = vec![0.0; m];
+        for a in 0..r {
+            for (acc, v) in sq.iter_mut().zip(w.col_as_slice(a)) {
+                *acc += v * v;
+            }
+        }
+        let res: Vec<f64> = (0..m).map(|i| residual(kzz[i], sq[i], r)).collect();
+        let root_train = self.train_residual_sum.sqrt();
+        let bound = res
+            .iter()
+            .map(|p2| self.inv_sqrt_min * p2.sqrt() * root_train)
+            .collect();
+        (y, res, bound)
+    }
+}
+
+/// P_P(z)² = k(z, z) − s, s = ‖w‖² (w = L⁻¹ k_P(z)) made an upper bound of the exact value:
+/// clamped at 0, plus the rounding of the difference and of the triangular solve,
+/// 2(r + 2)·u·(k(z, z) + ‖w‖²).
+fn residual(kzz: f64, s: f64, r: usize) -> f64 {
+    (kzz - s).max(0.0) + 2.0 * (r as f64 + 2.0) * U * (kzz.abs() + s)
+}

@@ -1,0 +1,162 @@
+//! Kernel PCA's certified low-rank extension (maths §20): through the fit's pivots, every
+//! point within its bound of the exact extension, the bound small where the kernel has
+//! low numerical rank, rows independent of the batch, and refusals by name.
+
+use oose::faer::{Mat, MatRef};
+use oose::kernel::{Epsilon, Kernel};
+use oose::methods::kernel_pca::{FittedKernelPca, KernelPca};
+use oose::methods::OutOfSample;
+use oose::prelude::Error;
+
+fn bound(e: &oose::extend::Extension) -> &[f64] {
+    &e.extra
+        .iter()
+        .find(|c| c.name == "lowrank_bound")
+        .unwrap()
+        .values
+}
+
+/// Largest ratio deviation / bound over the rows (≤ 1: every bound holds), the largest
+/// bound relative to max |y|, and the smallest ratio bound / deviation among rows whose
+/// deviation is above rounding (how loose the bound is).
+fn check(m: &FittedKernelPca, z: MatRef<'_, f64>) -> (f64, f64, f64) {
+    let exact = m.extend(z).unwrap();
+    let fast = m.extend_low_rank(z).unwrap();
+    let b = bound(&fast);
+    let ymax = exact.coordinates.norm_max();
+    let (mut worst, mut loosest) = (0.0f64, f64::INFINITY);
+    for (i, &bi) in b.iter().enumerate() {
+        let dev = (0..exact.coordinates.ncols())
+            .map(|j| (exact.coordinates[(i, j)] - fast.coordinates[(i, j)]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        worst = worst.max(dev / bi);
+        if dev > 1e-13 * ymax {
+            loosest = loosest.min(bi / dev);
+        }
+        // P_P(z)² is the exact extension's residual up to its rounding allowance.
+        assert!(fast.residual[i] >= exact.residual[i] - 1e-12, "row {i}");
+    }
+    let top = b.iter().copied().fold(0.0, f64::max) / ymax;
+    (worst, top, loosest)
+}
+
+fn roll(n: usize, seed: u64) -> Mat<f64> {
+    oose::datasets::swiss_roll(n, 0.05, false, seed).points
+}
+
+#[test]
+fn every_point_lies_within_its_bound_of_the_exact_extension() {
+    let x = roll(600, 0);
+    let z = roll(300, 1);
+    for (label, kernel, centering, d) in [
+        ("gaussian auto, centred", Kernel::default(), true, 2),
+        ("gaussian auto, uncentred", Kernel::default(), false, 5),
+        (
+            "gaussian ε = 4",
+            Kernel::Gaussian {
+                epsilon: Epsilon::Value(4.0),
+            },
+            true,
+            10,
+        ),
+        (
+            "laplacian",
+            Kernel::Laplacian {
+                epsilon: Epsilon::Value(20.0),
+            },
+            true,
+            3,
+        ),
+    ] {
+        let m = KernelPca {
+            n_components: d,
+            kernel,
+            centering,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap();
+        let (worst, top, loosest) = check(&m, z.as_ref());
+        println!(
+            "{label}: rank {} of 600, deviation/bound ≤ {worst:.2e}, max bound {top:.1e} × max|y|, \
+             bound ≥ {loosest:.1e} × deviation",
+            m.residual_rank()
+        );
+        assert!(
+            worst <= 1.0,
+            "{label}: a deviation exceeds its bound ({worst})"
+        );
+        // Training points too: their exact extension is the embedding.
+        let (worst, _, _) = check(&m, x.as_ref().subrows(0, 50));
+        assert!(worst <= 1.0, "{label}: training rows ({worst})");
+    }
+}
+
+#[test]
+fn with_low_numerical_rank_the_bound_is_tiny_and_the_pivots_few() {
+    // A wide gaussian: numerical rank far below N.
+    let x = roll(800, 2);
+    let m = KernelPca {
+        n_components: 10,
+        kernel: Kernel::Gaussian {
+            epsilon: Epsilon::Value(2000.0),
+        },
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert!(m.residual_rank() < 150, "rank {}", m.residual_rank());
+    let (worst, top, _) = check(&m, roll(400, 3).as_ref());
+    assert!(worst <= 1.0, "{worst}");
+    assert!(top <= 1e-8, "largest bound {top:e} × max|y|");
+}
+
+#[test]
+fn rows_are_extended_independently_of_the_batch() {
+    let x = roll(300, 4);
+    let m = KernelPca {
+        n_components: 3,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let z = roll(500, 5);
+    let all = m.extend_low_rank(z.as_ref()).unwrap();
+    for i in [0, 17, 499] {
+        let one = m.extend_low_rank(z.as_ref().subrows(i, 1)).unwrap();
+        for j in 0..3 {
+            assert_eq!(all.coordinates[(i, j)], one.coordinates[(0, j)]);
+        }
+        assert_eq!(bound(&all)[i], bound(&one)[0]);
+        assert_eq!(all.residual[i], one.residual[0]);
+    }
+}
+
+#[test]
+fn refusals_name_the_culprit() {
+    let x = roll(100, 6);
+    let fit = |kernel| {
+        KernelPca {
+            n_components: 2,
+            kernel,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap()
+    };
+    let m = fit(Kernel::Polynomial {
+        gamma: 1.0,
+        coef0: -1.0,
+        degree: 3,
+    });
+    match m.extend_low_rank(x.as_ref()).unwrap_err() {
+        Error::InvalidParameter { name, .. } => assert_eq!(name, "extension"),
+        other => panic!("{other:?}"),
+    }
+    let m = fit(Kernel::default());
+    let wide = Mat::<f64>::zeros(2, 4);
+    assert!(m.extend_low_rank(wide.as_ref()).is_err());
+    let nan = Mat::from_fn(1, 3, |_, _| f64::NAN);
+    assert!(m.extend_low_rank(nan.as_ref()).is_err());
+}
