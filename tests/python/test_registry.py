@@ -12,7 +12,7 @@ from oose import _oose
 
 # Constructor parameters that are not fit parameters of the core (extension options,
 # what X holds, threads, progress) and the scikit-learn spelling of the core's names.
-NOT_FIT = {"strategy", "input", "n_jobs", "verbose"}
+NOT_FIT = {"strategy", "extension", "lowrank_tolerance", "input", "n_jobs", "verbose"}
 RENAMED = {"random_state": "seed"}
 
 

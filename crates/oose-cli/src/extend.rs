@@ -5,7 +5,7 @@
 use crate::io::{MatrixReader, MatrixWriter};
 use crate::{check_width, load_model, progress, CliError};
 use clap::Args;
-use oose::extend::Strategy;
+use oose::extend::{ExtensionChoice, Strategy};
 use oose::faer::Mat;
 use oose::methods::diffusion_maps::{Density, OnIsolated};
 use oose::methods::OutOfSample;
@@ -57,6 +57,16 @@ pub struct ExtendArgs {
     /// and spectral-clustering take it at fit).
     #[arg(long, value_parser = ["error", "nan"])]
     on_isolated: Option<String>,
+    /// Kernel PCA: kernel rows against every training point (exact), through the fit's
+    /// pivots with a certified bound (low-rank: adds the column `lowrank_bound`), or per
+    /// row low-rank where its bound is at most --lowrank-tolerance × the embedding's
+    /// largest |coordinate| (auto). Maths §20.
+    #[arg(long, value_parser = ["exact", "low-rank", "auto"])]
+    extension: Option<String>,
+    /// With --extension auto: the relative bound below which a row is extended through
+    /// the pivots (default 1e-8).
+    #[arg(long)]
+    lowrank_tolerance: Option<f64>,
     /// Rows per chunk while streaming.
     #[arg(long, default_value_t = 16384, hide = true)]
     chunk_rows: usize,
@@ -137,6 +147,12 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
     }
     let model = load_model(&a.model)?;
     if a.joint || a.mutual.is_some() {
+        if a.extension.as_deref().is_some_and(|e| e != "exact") || a.lowrank_tolerance.is_some() {
+            return Err(CliError::usage(
+                "--extension low-rank|auto is a projection; joint restricted reconstruction \
+                 needs the exact kernel rows",
+            ));
+        }
         return joint(&a, &model);
     }
     let opts = ExtendOptions {
@@ -156,6 +172,13 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
         // Its presence is checked here; its values come chunk by chunk.
         kernel_diagonal: a.kernel_diagonal.as_ref().map(|_| &[][..]),
         alpha: a.alpha,
+        extension: match (&a.extension, a.lowrank_tolerance) {
+            (None, None) => None,
+            (name, tol) => Some(
+                ExtensionChoice::from_name(name.as_deref().unwrap_or("exact"), tol)
+                    .map_err(option_error)?,
+            ),
+        },
     };
     model.check_options(&opts).map_err(option_error)?;
     // Options that couple the rows of a batch: the whole input is one batch.

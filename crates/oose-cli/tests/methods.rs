@@ -621,3 +621,69 @@ fn autoencoder_and_vae_through_the_cli() {
         "beta",
     );
 }
+
+#[test]
+fn kpca_extends_through_its_pivots_with_a_bound() {
+    let d = dir("lowrank");
+    write_csv(&p(&d, "x.csv"), &roll(400, 0));
+    write_csv(&p(&d, "z.csv"), &roll(30, 1));
+    let m = p(&d, "m.oose");
+    let fit = oose(&["fit", "kpca", "--input", &p(&d, "x.csv"), "--output", &m]);
+    assert!(
+        fit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fit.stderr)
+    );
+    let z = p(&d, "z.csv");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["extend", &m, "--input", &z, "--diagnostics"];
+        args.extend_from_slice(extra);
+        let out = oose(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        read_csv(&String::from_utf8_lossy(&out.stdout))
+    };
+    let (h, exact) = run(&[]);
+    assert!(!h.iter().any(|c| c == "lowrank_bound"));
+    let (h, fast) = run(&["--extension", "low-rank"]);
+    let col = h.iter().position(|c| c == "lowrank_bound").unwrap();
+    for (e, f) in exact.iter().zip(&fast) {
+        let dev = ((e[0] - f[0]).powi(2) + (e[1] - f[1]).powi(2)).sqrt();
+        assert!(dev <= f[col] && f[col] < 1e-8, "{dev} vs bound {}", f[col]);
+    }
+    // auto with a tolerance below every bound: the exact coordinates, bound 0.
+    let (h, auto) = run(&["--extension", "auto", "--lowrank-tolerance", "1e-30"]);
+    let col = h.iter().position(|c| c == "lowrank_bound").unwrap();
+    for (e, a) in exact.iter().zip(&auto) {
+        assert_eq!((e[0], e[1], a[col]), (a[0], a[1], 0.0));
+    }
+    let refused = |extra: &[&str], needle: &str| {
+        let mut args = vec!["extend", &m, "--input", &z];
+        args.extend_from_slice(extra);
+        fails(&oose(&args), 2, needle);
+    };
+    refused(&["--lowrank-tolerance", "1e-8"], "--lowrank-tolerance");
+    refused(
+        &["--extension", "low-rank", "--strategy", "restricted"],
+        "--extension",
+    );
+    refused(&["--extension", "low-rank", "--joint"], "--extension");
+    let iso = p(&d, "iso.oose");
+    let fit = oose(&[
+        "fit",
+        "isomap",
+        "--input",
+        &p(&d, "x.csv"),
+        "--output",
+        &iso,
+    ]);
+    assert!(fit.status.success());
+    fails(
+        &oose(&["extend", &iso, "--input", &z, "--extension", "low-rank"]),
+        2,
+        "kernel PCA",
+    );
+}

@@ -16,7 +16,7 @@ use numpy::ndarray::Array2;
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
-use oose::extend::{Extension, Strategy};
+use oose::extend::{Extension, ExtensionChoice, Strategy};
 use oose::faer::MatRef;
 use oose::methods::diffusion_maps::{Density, OnIsolated};
 use oose::methods::mds::Proximity;
@@ -395,8 +395,9 @@ impl PyModel {
     /// per-point arrays. `strategy` is `projection` or `restricted`; `density` and
     /// `on_isolated` override a diffusion-map model's; `kernel_diagonal` gives k(z, z)
     /// for a precomputed kernel; `alpha` is the level of `is_novel` (default: the
-    /// model's, 0.01).
-    #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None, n_jobs=None))]
+    /// model's, 0.01); `extension` is kernel PCA's `exact`, `low-rank` or `auto` (with
+    /// `lowrank_tolerance`, maths §20).
+    #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None, extension=None, lowrank_tolerance=None, n_jobs=None))]
     // One argument per Python keyword: the signature is the Python one.
     #[allow(clippy::too_many_arguments)]
     fn extend<'py>(
@@ -408,6 +409,8 @@ impl PyModel {
         on_isolated: Option<&str>,
         kernel_diagonal: Option<PyReadonlyArray1<'py, f64>>,
         alpha: Option<f64>,
+        extension: Option<&str>,
+        lowrank_tolerance: Option<f64>,
         n_jobs: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
         let threads = pool(n_jobs)?;
@@ -428,6 +431,13 @@ impl PyModel {
                 .map_err(value_error)?,
             kernel_diagonal: diag.as_deref(),
             alpha,
+            extension: match (extension, lowrank_tolerance) {
+                (None, None) => None,
+                (name, tol) => Some(
+                    ExtensionChoice::from_name(name.unwrap_or("exact"), tol)
+                        .map_err(value_error)?,
+                ),
+            },
         };
         let model = &self.inner;
         let e = py.detach(|| {

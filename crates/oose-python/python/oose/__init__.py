@@ -84,7 +84,8 @@ def load(path, **params):
         The model file.
     **params
         Extension options to set (``strategy``, ``density``, ``on_isolated``,
-        ``n_jobs``, ``verbose``); a fit parameter is an error naming it.
+        ``extension``, ``lowrank_tolerance``, ``n_jobs``, ``verbose``); a fit parameter
+        is an error naming it.
 
     Returns
     -------

@@ -112,11 +112,20 @@ def _seed(random_state, name="random_state") -> int:
 
 #: Constructor parameters that are not the core's fit parameters: extension options,
 #: what the matrix given to ``fit`` holds (classical MDS), threads and progress.
-_NOT_FIT_PARAMS = ("strategy", "input", "n_jobs", "verbose")
+_NOT_FIT_PARAMS = ("strategy", "extension", "lowrank_tolerance", "input", "n_jobs", "verbose")
 
 #: Constructor parameters that ``load`` and ``from_bytes`` may set: they act at
-#: extension time only (``density`` and ``on_isolated`` override a diffusion model's).
-_LOAD_OPTIONS = ("strategy", "density", "on_isolated", "n_jobs", "verbose")
+#: extension time only (``density`` and ``on_isolated`` override a diffusion model's;
+#: ``extension`` and ``lowrank_tolerance`` choose kernel PCA's kernel rows).
+_LOAD_OPTIONS = (
+    "strategy",
+    "density",
+    "on_isolated",
+    "extension",
+    "lowrank_tolerance",
+    "n_jobs",
+    "verbose",
+)
 
 
 #: The constructor parameters every estimator has, documented once (appended to each
@@ -412,7 +421,8 @@ class OoseEstimator(BaseEstimator):
             The model file.
         **params
             Extension-time constructor parameters (``strategy``, ``density``,
-            ``on_isolated``, ``n_jobs``, ``verbose``).
+            ``on_isolated``, ``extension``, ``lowrank_tolerance``, ``n_jobs``,
+            ``verbose``).
 
         Returns
         -------

@@ -104,6 +104,16 @@ class KernelPCA(_StrategyOption, _Embedding):
     strategy : str, default="projection"
         Extension: ``projection`` (Nyström) or ``restricted`` (Trosset–Priebe
         restricted reconstruction, centred kernels only).
+    extension : str, default="exact"
+        How ``transform`` computes kernel rows (maths §20): ``exact`` (against every
+        training point), ``low-rank`` (through the fit's pivots, ``residual_rank`` of
+        them; the diagnostics gain ``lowrank_bound``, a bound on the distance to the
+        exact coordinates) or ``auto`` (per row: low-rank where its bound is at most
+        ``lowrank_tolerance`` × the embedding's largest |coordinate|, else exact, with
+        bound 0). Positive definite kernels only; projection only.
+    lowrank_tolerance : float, optional
+        The relative bound of ``extension="auto"`` (default 1e-8); an error with the
+        other choices.
 
     Examples
     --------
@@ -131,6 +141,8 @@ class KernelPCA(_StrategyOption, _Embedding):
         solver="auto",
         rank_tolerance=1e-12,
         strategy="projection",
+        extension="exact",
+        lowrank_tolerance=None,
         n_jobs=None,
         verbose=False,
     ):
@@ -145,11 +157,20 @@ class KernelPCA(_StrategyOption, _Embedding):
         self.solver = solver
         self.rank_tolerance = rank_tolerance
         self.strategy = strategy
+        self.extension = extension
+        self.lowrank_tolerance = lowrank_tolerance
         self.n_jobs = n_jobs
         self.verbose = verbose
 
     def _pairwise(self):
         return self.kernel == "precomputed"
+
+    def _extend_options(self):
+        return {
+            "strategy": self.strategy,
+            "extension": self.extension,
+            "lowrank_tolerance": self.lowrank_tolerance,
+        }
 
 
     def transform(self, X, return_diagnostics=False, alpha=None, kernel_diagonal=None):

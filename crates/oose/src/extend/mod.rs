@@ -86,6 +86,73 @@ impl Strategy {
     }
 }
 
+/// How kernel PCA computes a new point's kernel row (maths §20): against every
+/// training point (`exact`), through the fit's pivots with a certified bound
+/// (`low-rank`), or per row through the pivots when its bound is at most `tolerance`
+/// times the embedding's largest |coordinate|, else exactly (`auto`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ExtensionChoice {
+    /// Every training point (the reference).
+    Exact,
+    /// The pivots only; the column `lowrank_bound` bounds the distance to exact.
+    LowRank,
+    /// Row by row: low-rank where its bound is at most `tolerance` × max |embedding|.
+    Auto {
+        /// Relative tolerance on the bound (default [`ExtensionChoice::AUTO_TOLERANCE`]).
+        tolerance: f64,
+    },
+}
+
+impl ExtensionChoice {
+    /// Every name, as the interfaces take them.
+    pub const NAMES: [&'static str; 3] = ["exact", "low-rank", "auto"];
+
+    /// `auto`'s default tolerance.
+    pub const AUTO_TOLERANCE: f64 = 1e-8;
+
+    /// The choice of a name in [`ExtensionChoice::NAMES`] (`auto` with `tolerance`, or
+    /// the default when `None`); a tolerance with another choice, or one that is not
+    /// positive and finite, is refused.
+    pub fn from_name(name: &str, tolerance: Option<f64>) -> Result<Self> {
+        let choice = match name {
+            "exact" => ExtensionChoice::Exact,
+            "low-rank" | "low_rank" => ExtensionChoice::LowRank,
+            "auto" => {
+                let t = tolerance.unwrap_or(Self::AUTO_TOLERANCE);
+                if !(t > 0.0 && t.is_finite()) {
+                    return Err(Error::param(
+                        "lowrank_tolerance",
+                        format!("must be positive and finite, got {t}"),
+                    ));
+                }
+                return Ok(ExtensionChoice::Auto { tolerance: t });
+            }
+            other => {
+                return Err(Error::param(
+                    "extension",
+                    format!("unknown choice {other:?} (one of exact, low-rank, auto)"),
+                ))
+            }
+        };
+        if tolerance.is_some() {
+            return Err(Error::param(
+                "lowrank_tolerance",
+                "applies only to extension=auto",
+            ));
+        }
+        Ok(choice)
+    }
+
+    /// The name every interface uses.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ExtensionChoice::Exact => "exact",
+            ExtensionChoice::LowRank => "low-rank",
+            ExtensionChoice::Auto { .. } => "auto",
+        }
+    }
+}
+
 impl Extension {
     /// Number of extended points.
     pub fn len(&self) -> usize {

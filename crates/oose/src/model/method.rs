@@ -147,6 +147,8 @@ pub struct ExtendOptions<'a> {
     pub kernel_diagonal: Option<&'a [f64]>,
     /// Level α of `is_novel` (every model; default: the model's, 0.01 unless set).
     pub alpha: Option<f64>,
+    /// Exact or certified low-rank kernel rows (kernel PCA; default exact).
+    pub extension: Option<crate::extend::ExtensionChoice>,
 }
 
 impl ExtendOptions<'_> {
@@ -175,6 +177,12 @@ impl ExtendOptions<'_> {
         }
         if self.kernel_diagonal.is_some() {
             v.push("kernel_diagonal");
+        }
+        if self
+            .extension
+            .is_some_and(|e| e != crate::extend::ExtensionChoice::Exact)
+        {
+            v.push("extension");
         }
         v
     }
@@ -215,6 +223,7 @@ pub(crate) fn no_such_option(method: &str, option: &'static str) -> String {
             format!("on_isolated at extension applies only to dmaps models, not {method}")
         }
         "kernel_diagonal" => "applies only to kernel PCA with a precomputed kernel".into(),
+        "extension" => format!("low-rank extension is kernel PCA's, not {method}'s"),
         _ => format!("{method} has no extension option {option}"),
     }
 }

@@ -7,6 +7,7 @@ use crate::extend::low_rank::LowRank;
 use crate::extend::{by_chunks, Column, Extension};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
+use crate::methods::OutOfSample;
 use crate::validate;
 use faer::{Mat, MatRef, Par};
 
@@ -22,7 +23,8 @@ pub(super) struct LowRankParts {
 }
 
 impl FittedKernelPca {
-    fn low_rank_parts(&self) -> Result<&LowRankParts> {
+    /// Refuses, by name, a model the low-rank extension cannot serve.
+    pub(super) fn check_low_rank(&self) -> Result<()> {
         if self.params.kernel == Kernel::Precomputed {
             return Err(Error::Unsupported(
                 "the low-rank extension computes kernel values at the pivots; with a \
@@ -40,6 +42,11 @@ impl FittedKernelPca {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    fn low_rank_parts(&self) -> Result<&LowRankParts> {
+        self.check_low_rank()?;
         if let Some(p) = self.low_rank.0.get() {
             return Ok(p);
         }
@@ -130,5 +137,33 @@ impl FittedKernelPca {
                 }],
             })
         })
+    }
+
+    /// `extension = auto` (maths §20): each row through the pivots when its
+    /// `lowrank_bound` is at most `tolerance` × the embedding's largest |coordinate|,
+    /// else exactly (its bound then 0). Row by row, so independent of the batch.
+    pub fn extend_auto(&self, new: MatRef<'_, f64>, tolerance: f64) -> Result<Extension> {
+        let mut fast = self.extend_low_rank(new)?;
+        let limit = tolerance * self.embedding.view().norm_max();
+        let slow: Vec<usize> = {
+            let b = &fast.extra[0].values;
+            (0..b.len())
+                .filter(|&i| !b[i].is_finite() || b[i] > limit)
+                .collect()
+        };
+        if slow.is_empty() {
+            return Ok(fast);
+        }
+        let rows = Mat::from_fn(slow.len(), new.ncols(), |a, c| new[(slow[a], c)]);
+        let exact = self.extend(rows.as_ref())?;
+        for (a, &i) in slow.iter().enumerate() {
+            for j in 0..fast.coordinates.ncols() {
+                fast.coordinates[(i, j)] = exact.coordinates[(a, j)];
+            }
+            fast.residual[i] = exact.residual[a];
+            fast.reconstruction_error[i] = exact.reconstruction_error[a];
+            fast.extra[0].values[i] = 0.0;
+        }
+        Ok(fast)
     }
 }

@@ -9,7 +9,7 @@ use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
 use crate::extend::projection::Projector;
 use crate::extend::restricted::{self, apply_strategy, restricted_joint, Joint};
-use crate::extend::{by_chunks, Extension, Strategy};
+use crate::extend::{by_chunks, Extension, ExtensionChoice, Strategy};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::params::KERNEL_SPECS;
 use crate::kernel::Kernel;
@@ -597,10 +597,20 @@ impl Fitted for FittedKernelPca {
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        opts.refuse_all_but(&["restricted", "kernel_diagonal"], |o| {
+        opts.refuse_all_but(&["restricted", "kernel_diagonal", "extension"], |o| {
             no_such_option(KernelPca::NAME, o)
         })?;
         let precomputed = self.params.kernel == Kernel::Precomputed;
+        if opts.extension.is_some_and(|e| e != ExtensionChoice::Exact) {
+            self.check_low_rank()?;
+            if opts.strategy.is_some_and(|s| s != Strategy::Projection) {
+                return Err(Error::param(
+                    "extension",
+                    "the low-rank extension is a projection; restricted reconstruction \
+                     needs the exact kernel row (extension=exact)",
+                ));
+            }
+        }
         if opts.kernel_diagonal.is_some() && !precomputed {
             return Err(Error::param(
                 "kernel_diagonal",
@@ -620,9 +630,11 @@ impl Fitted for FittedKernelPca {
     fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
         self.check_options(opts)?;
         let strategy = opts.strategy.unwrap_or_default();
-        match opts.kernel_diagonal {
-            Some(d) => self.extend_kernel_rows(new, Some(d)),
-            None => self.extend_with(new, strategy),
+        match (opts.kernel_diagonal, opts.extension) {
+            (Some(d), _) => self.extend_kernel_rows(new, Some(d)),
+            (None, Some(ExtensionChoice::LowRank)) => self.extend_low_rank(new),
+            (None, Some(ExtensionChoice::Auto { tolerance })) => self.extend_auto(new, tolerance),
+            (None, _) => self.extend_with(new, strategy),
         }
     }
 
