@@ -109,8 +109,8 @@ class KernelPCA(_StrategyOption, _Embedding):
         training point), ``low-rank`` (through the fit's pivots, ``residual_rank`` of
         them; the diagnostics gain ``lowrank_bound``, a bound on the distance to the
         exact coordinates) or ``auto`` (per row: low-rank where its bound is at most
-        ``lowrank_tolerance`` × the embedding's largest |coordinate|, else exact, with
-        bound 0). Positive definite kernels only; projection only.
+        ``lowrank_tolerance`` × the embedding's largest absolute coordinate, else
+        exact, with bound 0). Positive definite kernels only; projection only.
     lowrank_tolerance : float, optional
         The relative bound of ``extension="auto"`` (default 1e-8); an error with the
         other choices.
