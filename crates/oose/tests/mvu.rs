@@ -128,6 +128,10 @@ fn an_unsolved_program_is_an_error_with_its_status() {
                 detail.contains("after 3 of at most 3 iterations"),
                 "{detail}"
             );
+            assert!(
+                detail.ends_with("or fit on landmarks (n_landmarks)"),
+                "{detail}"
+            );
         }
         other => panic!("{other:?}"),
     }

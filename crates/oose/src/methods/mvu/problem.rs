@@ -226,8 +226,25 @@ pub(super) fn exact(
         // first failed.
         Err(Error::Unsolved { .. }) if kept.len() < edges.len() => {
             crate::progress::report(|| "MVU (exact): again with every edge constraint".into());
-            finish(&all, &all, w.as_ref(), scale, d, tol, max_iter)
+            finish(&all, &all, w.as_ref(), scale, d, tol, max_iter).map_err(landmark_hint)
         }
+        other => other.map_err(landmark_hint),
+    }
+}
+
+/// Exact MVU's unsolved error points to landmark MVU too, whose inequality program has
+/// an interior (maths §15).
+fn landmark_hint(e: Error) -> Error {
+    match e {
+        Error::Unsolved {
+            what,
+            status,
+            detail,
+        } => Error::Unsolved {
+            what,
+            status,
+            detail: format!("{detail}, or fit on landmarks (n_landmarks)"),
+        },
         other => other,
     }
 }
