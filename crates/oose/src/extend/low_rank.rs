@@ -30,6 +30,8 @@ pub(crate) struct LowRank {
     bt: Mat<f64>,
     /// a₀ (d): the coordinates of a zero kernel row.
     offset: Vec<f64>,
+    /// mean_i k^P(xᵢ, z) = row_meanᵀ k_P(z): the Nyström row's mean (r).
+    row_mean: Vec<f64>,
     /// Σᵢ P_P(xᵢ)² over the training points (with its rounding allowance).
     train_residual_sum: f64,
     /// λ_d^{−1/2}, the largest factor of the projection.
@@ -39,13 +41,14 @@ pub(crate) struct LowRank {
 impl LowRank {
     /// From the factorisation `chol` of the uncentred training kernel, its rows at the
     /// pivots `k_px` (r×N, pivot order), the training diagonal k(xᵢ, xᵢ), the kept
-    /// eigenvalues, and the exact projection `project` (kernel rows m×N → m×d).
+    /// eigenvalues, and the exact projection `project` (kernel rows m×N → their m×d
+    /// coordinates and m row means, as [`Projector::project`](super::projection::Projector::project)).
     pub(crate) fn new(
         chol: &PivotedCholesky,
         k_px: MatRef<'_, f64>,
         k_diag: &[f64],
         eigenvalues: &[f64],
-        mut project: impl FnMut(MatRef<'_, f64>) -> Mat<f64>,
+        project: impl Fn(MatRef<'_, f64>) -> (Mat<f64>, Vec<f64>),
     ) -> Self {
         let (r, n) = (chol.rank(), k_px.ncols());
         let l = chol.l().to_owned();
@@ -61,7 +64,8 @@ impl LowRank {
         solve_upper_triangular_in_place(l.transpose(), w.as_mut(), Par::rayon(0));
         let mut rows = Mat::<f64>::zeros(r + 1, n);
         rows.as_mut().subrows_mut(0, r).copy_from(&w);
-        let y = project(rows.as_ref());
+        let (y, mut row_mean) = project(rows.as_ref());
+        row_mean.truncate(r);
         let d = y.ncols();
         let offset: Vec<f64> = (0..d).map(|j| y[(r, j)]).collect();
         let bt = Mat::from_fn(r, d, |a, j| y[(a, j)] - offset[j]);
@@ -73,18 +77,20 @@ impl LowRank {
             linv_t: linv.transpose().to_owned(),
             bt,
             offset,
+            row_mean,
             train_residual_sum,
             inv_sqrt_min: 1.0 / min.sqrt(),
         }
     }
 
-    /// Coordinates, P_P(z)² and the certified bound on ‖y(z) − y^P(z)‖₂ for kernel rows
-    /// `k_zp` (m×r, against the pivots in pivot order) with k(z, z) = `kzz`.
+    /// Coordinates, P_P(z)², the certified bound on ‖y(z) − y^P(z)‖₂ and the Nyström
+    /// row's mean, for kernel rows `k_zp` (m×r, against the pivots in pivot order) with
+    /// k(z, z) = `kzz`.
     pub(crate) fn extend(
         &self,
         k_zp: MatRef<'_, f64>,
         kzz: &[f64],
-    ) -> (Mat<f64>, Vec<f64>, Vec<f64>) {
+    ) -> (Mat<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
         let (m, r, d) = (k_zp.nrows(), self.pivots.len(), self.offset.len());
         let mut y = Mat::<f64>::zeros(m, d);
         matmul(
@@ -122,7 +128,10 @@ impl LowRank {
             .iter()
             .map(|p2| self.inv_sqrt_min * p2.sqrt() * root_train)
             .collect();
-        (y, res, bound)
+        let means = (0..m)
+            .map(|i| (0..r).map(|a| self.row_mean[a] * k_zp[(i, a)]).sum())
+            .collect();
+        (y, res, bound, means)
     }
 }
 

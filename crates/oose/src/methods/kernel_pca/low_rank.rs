@@ -11,12 +11,10 @@ use crate::methods::OutOfSample;
 use crate::validate;
 use faer::{Mat, MatRef, Par};
 
-/// The matrices of the low-rank extension, and the row mean of the Nyström kernel row
-/// (mean_i k^P(xᵢ, z) = mean_rowᵀ k_P(z)) for the centred reconstruction error.
+/// The matrices of the low-rank extension and the pivots' points.
 #[derive(Clone, Debug)]
 pub(super) struct LowRankParts {
     core: LowRank,
-    mean_row: Vec<f64>,
     /// The pivots' rows and squared norms.
     px: Mat<f64>,
     px_sq: Vec<f64>,
@@ -58,21 +56,10 @@ impl FittedKernelPca {
         let k_px = kernel.block(px.as_ref(), &px_sq, x, &self.x_sq, Par::rayon(0));
         let k_diag: Vec<f64> = self.x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
         let centring = self.params.centering.then_some(&self.means);
-        let n = self.n_train as f64;
-        let mut mean_row = Vec::new();
         let core = LowRank::new(chol, k_px.as_ref(), &k_diag, &self.eigenvalues, |rows| {
-            // The last row is zero (the offset); the others are K_PP⁻¹ K_PX's rows.
-            mean_row = (0..rows.nrows() - 1)
-                .map(|a| rows.row(a).iter().sum::<f64>() / n)
-                .collect();
-            self.projector.project(rows, centring).0
+            self.projector.project(rows, centring)
         });
-        let parts = LowRankParts {
-            core,
-            mean_row,
-            px,
-            px_sq,
-        };
+        let parts = LowRankParts { core, px, px_sq };
         Ok(self.low_rank.0.get_or_init(|| parts))
     }
 
@@ -107,26 +94,12 @@ impl FittedKernelPca {
         let parts = self.low_rank_parts()?;
         let kernel = self.params.kernel;
         let d = self.eigenvalues.len();
-        let centred = self.params.centering;
         by_chunks(new, parts.px.nrows().max(1), d, |_, z| {
             let z_sq = row_sq_norms(z);
             let k_zp = kernel.block(z, &z_sq, parts.px.as_ref(), &parts.px_sq, Par::Seq);
             let kzz: Vec<f64> = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
-            let (y, residual, bound) = parts.core.extend(k_zp.as_ref(), &kzz);
-            let reconstruction_error = (0..z.nrows())
-                .map(|i| {
-                    let kt = if centred {
-                        let mz: f64 = (0..parts.mean_row.len())
-                            .map(|a| parts.mean_row[a] * k_zp[(i, a)])
-                            .sum();
-                        kzz[i] - 2.0 * mz + self.means.grand
-                    } else {
-                        kzz[i]
-                    };
-                    let norm2: f64 = (0..d).map(|j| y[(i, j)] * y[(i, j)]).sum();
-                    (kt - norm2).max(0.0)
-                })
-                .collect();
+            let (y, residual, bound, mz) = parts.core.extend(k_zp.as_ref(), &kzz);
+            let reconstruction_error = self.reconstruction_errors(y.as_ref(), &kzz, &mz);
             Ok(Extension {
                 coordinates: y,
                 residual,

@@ -397,6 +397,22 @@ impl FittedKernelPca {
         })
     }
 
+    /// ‖φ̃(z)‖² − ‖y‖² per row (clamped at 0): k(z, z), centred with the row means
+    /// `mz` of the kernel rows when the model centres.
+    fn reconstruction_errors(&self, y: MatRef<'_, f64>, kzz: &[f64], mz: &[f64]) -> Vec<f64> {
+        (0..y.nrows())
+            .map(|i| {
+                let kt = if self.params.centering {
+                    kzz[i] - 2.0 * mz[i] + self.means.grand
+                } else {
+                    kzz[i]
+                };
+                let norm2: f64 = (0..y.ncols()).map(|j| y[(i, j)] * y[(i, j)]).sum();
+                (kt - norm2).max(0.0)
+            })
+            .collect()
+    }
+
     /// Core of the extension for one block of kernel rows.
     fn extend_block(
         &self,
@@ -405,24 +421,13 @@ impl FittedKernelPca {
         strategy: Strategy,
     ) -> Result<Extension> {
         let m = kz.nrows();
-        let d = self.eigenvalues.len();
         let centring = self.params.centering.then_some(&self.means);
         let (mut y, mz) = self.projector.project(kz, centring);
         let (residual, reconstruction_error) = match kzz {
             None => (vec![f64::NAN; m], vec![f64::NAN; m]),
             Some(kzz) => {
                 let res = self.residual.residuals(kz, kzz);
-                let rec = (0..m)
-                    .map(|i| {
-                        let kt = if self.params.centering {
-                            kzz[i] - 2.0 * mz[i] + self.means.grand
-                        } else {
-                            kzz[i]
-                        };
-                        let norm2: f64 = (0..d).map(|j| y[(i, j)] * y[(i, j)]).sum();
-                        (kt - norm2).max(0.0)
-                    })
-                    .collect();
+                let rec = self.reconstruction_errors(y.as_ref(), kzz, &mz);
                 (res, rec)
             }
         };
