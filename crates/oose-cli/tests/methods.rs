@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dir, fails, oose, p, read_csv, roll, write_csv};
+use common::{dir, fails, oose, p, read_csv, roll, succeeds, write_csv};
 
 #[test]
 fn mds_seed_001_example_2_through_the_cli() {
@@ -522,7 +522,7 @@ fn autoencoder_and_vae_through_the_cli() {
     let x = p(&d, "x.csv");
     write_csv(&x, &roll(200, 0));
     let model = p(&d, "ae.oose");
-    let out = oose(&[
+    succeeds(&[
         "fit",
         "autoencoder",
         "--input",
@@ -540,11 +540,6 @@ fn autoencoder_and_vae_through_the_cli() {
         "--output",
         &model,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let info = String::from_utf8_lossy(&oose(&["info", &model]).stdout).to_string();
     assert!(
         info.contains("method: autoencoder") && info.contains("novelty_search: exact"),
@@ -560,29 +555,19 @@ fn autoencoder_and_vae_through_the_cli() {
         .collect();
     assert!(!losses.is_empty() && losses.len() <= 12, "{losses:?}");
     // The encoder is the extension: the training rows come back as the embedding.
-    let emb = oose(&["embedding", &model]);
-    let ext = oose(&["extend", &model, "--input", &x]);
-    assert!(
-        ext.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ext.stderr)
-    );
+    let emb = succeeds(&["embedding", &model]);
+    let ext = succeeds(&["extend", &model, "--input", &x]);
     assert_eq!(
         read_csv(&String::from_utf8_lossy(&emb.stdout)).1,
         read_csv(&String::from_utf8_lossy(&ext.stdout)).1
     );
     // The VAE's diagnostics; a width of 0 and a flag of another method are refused.
     let vae = p(&d, "vae.oose");
-    let out = oose(&[
+    succeeds(&[
         "fit", "vae", "--input", &x, "--layers", "8", "--epochs", "5", "--beta", "0.5", "--output",
         &vae,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = oose(&["extend", &vae, "--input", &x, "--diagnostics"]);
+    let out = succeeds(&["extend", &vae, "--input", &x, "--diagnostics"]);
     let (header, _) = read_csv(&String::from_utf8_lossy(&out.stdout));
     for col in [
         "posterior_variance",
@@ -628,23 +613,12 @@ fn kpca_extends_through_its_pivots_with_a_bound() {
     write_csv(&p(&d, "x.csv"), &roll(400, 0));
     write_csv(&p(&d, "z.csv"), &roll(30, 1));
     let m = p(&d, "m.oose");
-    let fit = oose(&["fit", "kpca", "--input", &p(&d, "x.csv"), "--output", &m]);
-    assert!(
-        fit.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fit.stderr)
-    );
+    succeeds(&["fit", "kpca", "--input", &p(&d, "x.csv"), "--output", &m]);
     let z = p(&d, "z.csv");
     let run = |extra: &[&str]| {
         let mut args = vec!["extend", &m, "--input", &z, "--diagnostics"];
         args.extend_from_slice(extra);
-        let out = oose(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        read_csv(&String::from_utf8_lossy(&out.stdout))
+        read_csv(&String::from_utf8_lossy(&succeeds(&args).stdout))
     };
     let (h, exact) = run(&[]);
     assert!(!h.iter().any(|c| c == "lowrank_bound"));
@@ -672,7 +646,7 @@ fn kpca_extends_through_its_pivots_with_a_bound() {
     );
     refused(&["--extension", "low-rank", "--joint"], "--extension");
     let iso = p(&d, "iso.oose");
-    let fit = oose(&[
+    succeeds(&[
         "fit",
         "isomap",
         "--input",
@@ -680,7 +654,6 @@ fn kpca_extends_through_its_pivots_with_a_bound() {
         "--output",
         &iso,
     ]);
-    assert!(fit.status.success());
     fails(
         &oose(&["extend", &iso, "--input", &z, "--extension", "low-rank"]),
         2,

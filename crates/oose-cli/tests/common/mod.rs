@@ -14,6 +14,17 @@ pub fn oose(args: &[&str]) -> Output {
         .expect("run oose")
 }
 
+/// Runs `oose` with `args` and asserts that it succeeded (its stderr otherwise).
+pub fn succeeds(args: &[&str]) -> Output {
+    let out = oose(args);
+    assert!(
+        out.status.success(),
+        "oose {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// A fresh scratch directory for one test.
 pub fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("oose-cli-{}-{name}", std::process::id()));
