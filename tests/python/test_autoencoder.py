@@ -36,6 +36,28 @@ def test_vae_diagnostics_and_determinism():
     assert a.get_params()["beta"] == 0.5
 
 
+def test_float32_training_is_deterministic_near_float64_and_saved(tmp_path):
+    X = oose.datasets.s_curve(300, random_state=0)
+    kw = dict(layers=(16,), activation="tanh", epochs=20, batch_size=32)
+    a = oose.Autoencoder(precision="float32", **kw).fit(X)
+    b = oose.Autoencoder(precision="float32", **kw).fit(X)
+    ref = oose.Autoencoder(**kw).fit(X)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+    assert a.embedding_.dtype == np.float64
+    # Same initial draws, float32 rounding in training: close to float64, not equal.
+    assert not np.array_equal(a.loss_curve_, ref.loss_curve_)
+    np.testing.assert_allclose(a.loss_curve_, ref.loss_curve_, rtol=1e-3)
+    np.testing.assert_array_equal(a.transform(X[:5]), a.embedding_[:5])
+    path = tmp_path / "ae.oose"
+    a.save(path)
+    back = oose.load(path)
+    assert back.get_params()["precision"] == "float32"
+    assert back.model_.params()["precision"] == "float32"
+    np.testing.assert_array_equal(back.transform(X[:7]), a.embedding_[:7])
+    with pytest.raises(ValueError, match="precision"):
+        oose.VariationalAutoencoder(precision="float16").fit(X)
+
+
 def test_bad_input_is_refused_by_name():
     X = oose.datasets.s_curve(60, random_state=0)
     with pytest.raises(ValueError, match="n_components"):

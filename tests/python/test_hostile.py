@@ -13,12 +13,15 @@ import oose
 
 
 def _crafted(data: bytes, edit) -> bytes:
-    """The model bytes with the payload edited and its length and CRC-32 recomputed."""
+    """The model bytes with the payload edited and its length and CRC-32 recomputed
+    (from format 5, the CRC-32 of the version number and the payload)."""
     payload = bytearray(data[24:])
     edit(payload)
     head = bytearray(data[:24])
     head[12:20] = struct.pack("<Q", len(payload))
-    head[20:24] = struct.pack("<I", zlib.crc32(bytes(payload)))
+    version = struct.unpack("<I", bytes(head[8:12]))[0]
+    covered = (bytes(head[8:12]) if version >= 5 else b"") + bytes(payload)
+    head[20:24] = struct.pack("<I", zlib.crc32(covered))
     return bytes(head) + bytes(payload)
 
 

@@ -79,7 +79,7 @@ fn fit_embedding_extend_info_round_trip() {
     assert!(
         info.contains("method: kpca")
             && info.contains("epsilon: 40.0")
-            && info.contains("format_version: 4")
+            && info.contains(&format!("format_version: {}", oose::model::FORMAT_VERSION))
             && info.contains("novelty_calibration: 150"),
         "{info}"
     );

@@ -561,10 +561,23 @@ fn autoencoder_and_vae_through_the_cli() {
         read_csv(&String::from_utf8_lossy(&emb.stdout)).1,
         read_csv(&String::from_utf8_lossy(&ext.stdout)).1
     );
-    // The VAE's diagnostics; a width of 0 and a flag of another method are refused.
+    // The VAE's diagnostics (trained in float32); a width of 0, a precision that is
+    // not one, and a flag of another method are refused.
     let vae = p(&d, "vae.oose");
     succeeds(&[
-        "fit", "vae", "--input", &x, "--layers", "8", "--epochs", "5", "--beta", "0.5", "--output",
+        "fit",
+        "vae",
+        "--input",
+        &x,
+        "--layers",
+        "8",
+        "--epochs",
+        "5",
+        "--beta",
+        "0.5",
+        "--precision",
+        "float32",
+        "--output",
         &vae,
     ]);
     let out = succeeds(&["extend", &vae, "--input", &x, "--diagnostics"]);
@@ -590,6 +603,20 @@ fn autoencoder_and_vae_through_the_cli() {
         ]),
         2,
         "layers",
+    );
+    fails(
+        &oose(&[
+            "fit",
+            "vae",
+            "--input",
+            &x,
+            "--precision",
+            "float16",
+            "--output",
+            &model,
+        ]),
+        2,
+        "--precision",
     );
     fails(
         &oose(&[

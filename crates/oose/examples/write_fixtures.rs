@@ -569,6 +569,21 @@ fn fixtures() -> Vec<Fixture> {
             z,
             false,
         ),
+        // Format 5 (0.5.0): the autoencoders' precision, inside the method's payload.
+        fix(
+            "autoencoder-float32",
+            oose::methods::autoencoder::Autoencoder {
+                layers: vec![8],
+                epochs: 10,
+                precision: oose::methods::autoencoder::Precision::Float32,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            false,
+        ),
         // Format 3 (0.5.0): a model with the annotations an interface stores.
         fix(
             "annotated-kpca-v3",

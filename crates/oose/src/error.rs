@@ -179,7 +179,7 @@ pub enum ModelError {
     Checksum {
         /// CRC-32 stored in the header.
         stored: u32,
-        /// CRC-32 of the payload as read.
+        /// CRC-32 of the payload as read (and of the version, from format 5).
         computed: u32,
     },
     /// The file was written by a newer oose.

@@ -2,7 +2,7 @@
 //! encoder is the extension, training is deterministic, and bad input is refused.
 
 use oose::faer::Mat;
-use oose::methods::autoencoder::{Activation, Autoencoder, VariationalAutoencoder};
+use oose::methods::autoencoder::{Activation, Autoencoder, Precision, VariationalAutoencoder};
 use oose::methods::OutOfSample;
 use oose::prelude::Error;
 
@@ -40,8 +40,18 @@ fn top_directions(m: &Mat<f64>, d: usize) -> Mat<f64> {
 
 #[test]
 fn a_linear_autoencoder_spans_the_pca_subspace_and_matches_its_error() {
+    linear_autoencoder_is_pca(Precision::Float64);
+}
+
+#[test]
+fn a_linear_autoencoder_trained_in_float32_spans_the_pca_subspace_too() {
+    linear_autoencoder_is_pca(Precision::Float32);
+}
+
+fn linear_autoencoder_is_pca(precision: Precision) {
     let x = correlated();
     let m = Autoencoder {
+        precision,
         layers: vec![],
         activation: Activation::Identity,
         // Full batches: Adam then follows the gradient without sampling noise.
@@ -86,7 +96,7 @@ fn a_linear_autoencoder_spans_the_pca_subspace_and_matches_its_error() {
         .sum::<f64>()
         / 400.0;
     eprintln!(
-        "largest principal angle {largest_angle:.2e} rad, error ratio {:.6}",
+        "{precision:?}: largest principal angle {largest_angle:.2e} rad, error ratio {:.6}",
         ae_error / pca_error
     );
     assert!(
@@ -111,8 +121,45 @@ fn small() -> Autoencoder {
 
 #[test]
 fn the_encoder_is_the_extension_and_training_is_deterministic() {
+    extension_and_determinism(small());
+}
+
+#[test]
+fn in_float32_too_the_encoder_is_the_extension_and_training_is_deterministic() {
+    extension_and_determinism(Autoencoder {
+        precision: Precision::Float32,
+        ..small()
+    });
+    // The two precisions start from the same draws and end near each other, not equal.
     let x = oose::datasets::s_curve(300, 0.05, 0).points;
-    let m = small().fit(x.as_ref()).unwrap();
+    let m64 = small().fit(x.as_ref()).unwrap();
+    let m32 = Autoencoder {
+        precision: Precision::Float32,
+        ..small()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let (l64, l32) = (m64.loss_curve().0, m32.loss_curve().0);
+    assert_eq!(l64.len(), l32.len());
+    assert_ne!(l64, l32);
+    for (a, b) in l64.iter().zip(l32) {
+        assert!((a - b).abs() <= 1e-3 * a, "float64 {a} float32 {b}");
+    }
+    // The model keeps the float32 weights, widened exactly.
+    let m: oose::model::Model = m32.into();
+    let params: Vec<_> = oose::model::Model::from_bytes(&m.to_bytes())
+        .unwrap()
+        .params()
+        .into_iter()
+        .filter(|(k, _)| *k == "precision")
+        .map(|(_, v)| v.to_string())
+        .collect();
+    assert_eq!(params, ["float32"]);
+}
+
+fn extension_and_determinism(params: Autoencoder) {
+    let x = oose::datasets::s_curve(300, 0.05, 0).points;
+    let m = params.fit(x.as_ref()).unwrap();
     let again = m.extend(x.as_ref()).unwrap();
     assert_eq!(again.coordinates, m.embedding().to_owned());
     let one = m.extend(x.as_ref().subrows(17, 1)).unwrap();
@@ -125,12 +172,17 @@ fn the_encoder_is_the_extension_and_training_is_deterministic() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| small().fit(x.as_ref()).unwrap())
+            .install(|| params.fit(x.as_ref()).unwrap())
     };
     let reference = bytes(m.clone());
     assert_eq!(bytes(on(1)), reference);
     assert_eq!(bytes(on(2)), reference);
-    let other = Autoencoder { seed: 1, ..small() }.fit(x.as_ref()).unwrap();
+    let other = Autoencoder {
+        seed: 1,
+        ..params.clone()
+    }
+    .fit(x.as_ref())
+    .unwrap();
     assert_ne!(bytes(other), reference);
     // The loss went down, and early stopping kept the best validation epoch.
     let (train, val) = m.loss_curve();
@@ -227,8 +279,18 @@ fn bad_parameters_name_themselves() {
 
 #[test]
 fn the_vae_embeds_mu_and_is_less_sure_far_from_the_data() {
+    vae_is_less_sure_far_away(Precision::Float64);
+}
+
+#[test]
+fn a_vae_trained_in_float32_is_less_sure_far_from_the_data_too() {
+    vae_is_less_sure_far_away(Precision::Float32);
+}
+
+fn vae_is_less_sure_far_away(precision: Precision) {
     let x = oose::datasets::s_curve(400, 0.05, 0).points;
     let m = VariationalAutoencoder {
+        precision,
         layers: vec![16],
         activation: Activation::Tanh,
         epochs: 60,

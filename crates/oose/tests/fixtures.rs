@@ -178,3 +178,28 @@ fn annotations_are_kept_from_format_3_and_empty_before() {
         .fold(0.0, f64::max);
     assert!(diff < 1e-12, "{diff}");
 }
+
+#[test]
+fn a_field_added_in_format_5_takes_its_default_in_older_files() {
+    let read = |name: &str| {
+        let bytes = std::fs::read(dir().join(name).with_extension("oose")).unwrap();
+        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+        let model = Model::from_bytes(&bytes).unwrap();
+        let precision = model
+            .params()
+            .into_iter()
+            .find(|(k, _)| *k == "precision")
+            .map(|(_, v)| v.to_string());
+        (version, precision, model)
+    };
+    // Written before the autoencoders had a precision: read as trained, in float64; the
+    // fields after it (the weights, …) still in place, so it extends bitwise (above).
+    let (v, p, old) = read("autoencoder");
+    assert_eq!((v, p.as_deref()), (4, Some("float64")));
+    let (v, p, _) = read("autoencoder-float32");
+    assert_eq!((v, p.as_deref()), (5, Some("float32")));
+    // Written again, the old file is a format-5 file that holds the field.
+    let again = old.to_bytes();
+    assert_eq!(u32::from_le_bytes(again[8..12].try_into().unwrap()), 5);
+    assert_eq!(Model::from_bytes(&again).unwrap(), old);
+}

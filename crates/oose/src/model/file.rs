@@ -9,8 +9,57 @@ use serde::Deserialize;
 /// Magic bytes at the start of every model file.
 pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
 /// Newest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 const HEADER_LEN: usize = 8 + 4 + 8 + 4;
+
+thread_local! {
+    /// The format version of the payload this thread is decoding (the newest outside
+    /// [`Model::from_bytes`]).
+    static READING: std::cell::Cell<u32> = const { std::cell::Cell::new(FORMAT_VERSION) };
+}
+
+/// The CRC-32 a file of `version` stores: of the payload, and from format 5 of the
+/// version number before it (a flipped version bit would otherwise go unseen where two
+/// versions lay the payload out alike: 5 and 4 differ only in the autoencoders).
+fn checksum(version: u32, payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    if version >= 5 {
+        h.update(&version.to_le_bytes());
+    }
+    h.update(payload);
+    h.finalize()
+}
+
+/// Sets [`READING`] while it lives, and restores it after (also on a panic).
+struct Reading(u32);
+
+impl Reading {
+    fn version(version: u32) -> Self {
+        Reading(READING.with(|r| r.replace(version)))
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        READING.with(|r| r.set(self.0));
+    }
+}
+
+/// `deserialize_with` of a field added in format version `V` inside a method's
+/// payload: read from files of version `V` and newer; older files do not hold it, so
+/// it takes its default and nothing is read (the fields of a postcard struct are a plain
+/// sequence: a field that reads nothing leaves the next one where it was).
+pub(crate) fn added_in<'de, const V: u32, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    if READING.with(|r| r.get()) < V {
+        Ok(T::default())
+    } else {
+        T::deserialize(d)
+    }
+}
 
 /// A version-2 payload: a [`Model`] before the annotations.
 #[derive(Deserialize)]
@@ -46,7 +95,7 @@ impl Model {
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&checksum(FORMAT_VERSION, &payload).to_le_bytes());
         out.extend_from_slice(&payload);
         out
     }
@@ -97,7 +146,8 @@ impl Model {
             .into());
         }
         let payload = &bytes[HEADER_LEN..];
-        let computed = crc32fast::hash(payload);
+        let _reading = Reading::version(version);
+        let computed = checksum(version, payload);
         if computed != stored {
             return Err(ModelError::Checksum { stored, computed }.into());
         }

@@ -2,9 +2,11 @@
 //! format.
 //!
 //! Layout (little endian): 8 magic bytes `b"OOSE\0MDL"`, format version (u32), payload
-//! length (u64), CRC-32 of the payload (u32), then the postcard-encoded [`Model`]
-//! (version 4: the fitted method, the novelty score, the interface's annotations, then
-//! the metric; version 3, still read: without the metric (Euclidean); version 2: without
+//! length (u64), CRC-32 (u32) of the payload (from version 5: of the version number and
+//! the payload), then the postcard-encoded [`Model`]
+//! (version 5: the fitted method, the novelty score, the interface's annotations, then
+//! the metric; version 4, still read: the autoencoders' parameters without `precision`
+//! (float64); version 3: without the metric (Euclidean); version 2: without
 //! the annotations either; version 1: the fitted method alone, its novelty score fitted
 //! again on reading).
 //! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`].
@@ -16,6 +18,7 @@ pub mod method;
 pub mod params;
 pub(crate) mod specs;
 
+pub(crate) use file::added_in;
 pub use file::{FORMAT_VERSION, MAGIC};
 pub use method::{Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
 

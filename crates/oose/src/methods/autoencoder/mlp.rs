@@ -1,7 +1,8 @@
 //! A small multilayer perceptron on faer's GEMM: dense layers, the activations of
 //! maths §16 (identity, tanh, sigmoid, ReLU), batched forward and backward passes for
-//! training, Adam, and a row-by-row forward pass for extension (each row's result is a
-//! fixed sequence of operations: the same bits whatever the batch).
+//! training in float64 or float32 ([`Real`]), Adam, and a row-by-row forward pass in
+//! float64 for extension (each row's result is a fixed sequence of operations: the
+//! same bits whatever the batch).
 
 use crate::linalg::stored::StoredMat;
 use crate::rng::Rng;
@@ -9,6 +10,36 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, Par};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+
+/// A floating-point type the network trains in: float64, or float32 (half the memory
+/// traffic and twice the vector width of float64 in every product, so about twice as
+/// fast; the weights it ends with are stored as float64, exactly).
+pub(crate) trait Real:
+    faer::traits::RealField + num_traits::Float + Send + Sync + std::iter::Sum + 'static
+{
+    /// `v` rounded to this type.
+    fn of(v: f64) -> Self;
+    /// The value as a float64 (exact).
+    fn widen(self) -> f64;
+}
+
+impl Real for f64 {
+    fn of(v: f64) -> f64 {
+        v
+    }
+    fn widen(self) -> f64 {
+        self
+    }
+}
+
+impl Real for f32 {
+    fn of(v: f64) -> f32 {
+        v as f32
+    }
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+}
 
 /// A layer's activation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,44 +79,47 @@ impl Activation {
         })
     }
 
-    fn value(&self, z: f64) -> f64 {
+    fn value<T: Real>(&self, z: T) -> T {
         match self {
             Activation::Identity => z,
             Activation::Tanh => z.tanh(),
-            Activation::Sigmoid => 1.0 / (1.0 + (-z).exp()),
-            Activation::Relu => z.max(0.0),
+            Activation::Sigmoid => T::one() / (T::one() + (-z).exp()),
+            Activation::Relu => z.max(T::zero()),
         }
     }
 
     /// `v ← f(v + bias)` over a slice (the match hoisted out of the loop).
-    fn apply_biased(&self, v: &mut [f64], bias: f64) {
+    fn apply_biased<T: Real>(&self, v: &mut [T], bias: T) {
         match self {
             Activation::Identity => v.iter_mut().for_each(|z| *z += bias),
-            Activation::Relu => v.iter_mut().for_each(|z| *z = (*z + bias).max(0.0)),
+            Activation::Relu => v.iter_mut().for_each(|z| *z = (*z + bias).max(T::zero())),
             _ => v.iter_mut().for_each(|z| *z = self.value(*z + bias)),
         }
     }
 
     /// `v ← f(v)` over a slice.
-    fn apply(&self, v: &mut [f64]) {
+    fn apply<T: Real>(&self, v: &mut [T]) {
         match self {
             Activation::Identity => {}
-            Activation::Relu => v.iter_mut().for_each(|z| *z = z.max(0.0)),
+            Activation::Relu => v.iter_mut().for_each(|z| *z = z.max(T::zero())),
             _ => v.iter_mut().for_each(|z| *z = self.value(*z)),
         }
     }
 
     /// `delta ← delta · f′`, f′ written in terms of the outputs a = f(z).
-    fn scale_by_derivative(&self, delta: &mut [f64], a: &[f64]) {
+    fn scale_by_derivative<T: Real>(&self, delta: &mut [T], a: &[T]) {
         match self {
             Activation::Identity => {}
-            Activation::Tanh => delta.iter_mut().zip(a).for_each(|(d, a)| *d *= 1.0 - a * a),
+            Activation::Tanh => delta
+                .iter_mut()
+                .zip(a)
+                .for_each(|(d, &a)| *d *= T::one() - a * a),
             Activation::Sigmoid => delta
                 .iter_mut()
                 .zip(a)
-                .for_each(|(d, a)| *d *= a * (1.0 - a)),
-            Activation::Relu => delta.iter_mut().zip(a).for_each(|(d, a)| {
-                *d *= f64::from(u8::from(*a > 0.0));
+                .for_each(|(d, &a)| *d *= a * (T::one() - a)),
+            Activation::Relu => delta.iter_mut().zip(a).for_each(|(d, &a)| {
+                *d *= if a > T::zero() { T::one() } else { T::zero() };
             }),
         }
     }
@@ -107,32 +141,45 @@ pub(crate) struct Mlp {
 }
 
 /// A column of an owned matrix as a slice (its rows are contiguous).
-fn slice<'a>(c: faer::ColMut<'a, f64>) -> &'a mut [f64] {
+fn slice<T>(c: faer::ColMut<'_, T>) -> &mut [T] {
     c.try_as_col_major_mut()
         .expect("an owned matrix's columns are contiguous")
         .as_slice_mut()
 }
 
-/// Adam's first and second moments of one layer's weights and biases.
-type Moments = (Mat<f64>, Mat<f64>, Vec<f64>, Vec<f64>);
+/// Threads for a product of m×k by k×n: one below 2¹⁸ multiply-adds (a 128-point
+/// batch through a layer of 64 × 2), where handing out the work costs more than it
+/// saves; all of them above. faer splits the output, not the sum, so either way each
+/// entry is the same sum in the same order.
+fn par(m: usize, k: usize, n: usize) -> Par {
+    if m * k * n < 1 << 18 {
+        Par::Seq
+    } else {
+        Par::rayon(0)
+    }
+}
 
-/// The parameters of an [`Mlp`] while it trains (faer matrices), with their gradients
-/// and Adam's moments.
-pub(crate) struct Trainable {
-    pub w: Vec<Mat<f64>>,
-    pub b: Vec<Vec<f64>>,
+/// Adam's first and second moments of one layer's weights and biases.
+type Moments<T> = (Mat<T>, Mat<T>, Vec<T>, Vec<T>);
+
+/// The parameters of an [`Mlp`] while it trains (faer matrices of `T`), with their
+/// gradients and Adam's moments.
+pub(crate) struct Trainable<T: Real> {
+    pub w: Vec<Mat<T>>,
+    pub b: Vec<Vec<T>>,
     pub activations: Vec<Activation>,
-    grad_w: Vec<Mat<f64>>,
-    grad_b: Vec<Vec<f64>>,
-    moments: Vec<Moments>,
+    grad_w: Vec<Mat<T>>,
+    grad_b: Vec<Vec<T>>,
+    moments: Vec<Moments<T>>,
     step: i32,
 }
 
-impl Trainable {
+impl<T: Real> Trainable<T> {
     /// Widths w₀ → w₁ → … with `activations[l]` on layer l; Glorot-uniform weights
-    /// (He-uniform before a ReLU), zero biases, drawn from `rng` layer by layer.
+    /// (He-uniform before a ReLU), zero biases, drawn from `rng` layer by layer (in
+    /// float64, then rounded to `T`: both precisions start from the same draws).
     pub fn new(widths: &[usize], activations: &[Activation], rng: &mut Rng) -> Self {
-        let w: Vec<Mat<f64>> = widths
+        let w: Vec<Mat<T>> = widths
             .windows(2)
             .zip(activations)
             .map(|(io, act)| {
@@ -142,18 +189,19 @@ impl Trainable {
                 } else {
                     (6.0 / (i + o) as f64).sqrt()
                 };
-                Mat::from_fn(i, o, |_, _| a * (2.0 * rng.uniform() - 1.0))
+                Mat::from_fn(i, o, |_, _| T::of(a * (2.0 * rng.uniform() - 1.0)))
             })
             .collect();
-        let b: Vec<Vec<f64>> = widths[1..].iter().map(|&o| vec![0.0; o]).collect();
-        let zeros = |m: &Mat<f64>| Mat::zeros(m.nrows(), m.ncols());
+        let b: Vec<Vec<T>> = widths[1..].iter().map(|&o| vec![T::zero(); o]).collect();
+        let zeros = |m: &Mat<T>| Mat::zeros(m.nrows(), m.ncols());
+        let zero_vec = |v: &Vec<T>| vec![T::zero(); v.len()];
         Trainable {
             grad_w: w.iter().map(zeros).collect(),
-            grad_b: b.iter().map(|v| vec![0.0; v.len()]).collect(),
+            grad_b: b.iter().map(zero_vec).collect(),
             moments: w
                 .iter()
                 .zip(&b)
-                .map(|(m, v)| (zeros(m), zeros(m), vec![0.0; v.len()], vec![0.0; v.len()]))
+                .map(|(m, v)| (zeros(m), zeros(m), zero_vec(v), zero_vec(v)))
                 .collect(),
             w,
             b,
@@ -163,7 +211,7 @@ impl Trainable {
     }
 
     /// The activations of every layer for the rows of `x` (entry 0 is `x`).
-    pub fn forward(&self, x: Mat<f64>) -> Vec<Mat<f64>> {
+    pub fn forward(&self, x: Mat<T>) -> Vec<Mat<T>> {
         let mut acts = vec![x];
         for ((w, b), act) in self.w.iter().zip(&self.b).zip(&self.activations) {
             let prev = acts.last().expect("the input is there");
@@ -173,8 +221,8 @@ impl Trainable {
                 Accum::Replace,
                 prev.as_ref(),
                 w.as_ref(),
-                1.0,
-                Par::rayon(0),
+                T::one(),
+                par(prev.nrows(), w.nrows(), w.ncols()),
             );
             for (j, &bj) in b.iter().enumerate() {
                 act.apply_biased(z.col_as_slice_mut(j), bj);
@@ -189,10 +237,10 @@ impl Trainable {
     /// `input_gradient` is set (else `None`: the first layer's product is skipped).
     pub fn backward(
         &mut self,
-        acts: &[Mat<f64>],
-        d_out: Mat<f64>,
+        acts: &[Mat<T>],
+        d_out: Mat<T>,
         input_gradient: bool,
-    ) -> Option<Mat<f64>> {
+    ) -> Option<Mat<T>> {
         let mut delta = d_out;
         for l in (0..self.w.len()).rev() {
             let a = &acts[l + 1];
@@ -205,11 +253,11 @@ impl Trainable {
                 Accum::Replace,
                 acts[l].transpose(),
                 delta.as_ref(),
-                1.0,
-                Par::rayon(0),
+                T::one(),
+                par(acts[l].ncols(), delta.nrows(), delta.ncols()),
             );
             for (j, g) in self.grad_b[l].iter_mut().enumerate() {
-                *g = delta.col_as_slice(j).iter().sum();
+                *g = delta.col_as_slice(j).iter().copied().sum();
             }
             if l == 0 && !input_gradient {
                 return None;
@@ -220,30 +268,34 @@ impl Trainable {
                 Accum::Replace,
                 delta.as_ref(),
                 self.w[l].transpose(),
-                1.0,
-                Par::rayon(0),
+                T::one(),
+                par(delta.nrows(), delta.ncols(), self.w[l].nrows()),
             );
             delta = prev;
         }
         Some(delta)
     }
 
-    /// One Adam step (β₁ = 0.9, β₂ = 0.999, ε = 1e-8) with the stored gradients.
+    /// One Adam step (β₁ = 0.9, β₂ = 0.999, ε = 1e-8) with the stored gradients; the
+    /// step size and the bias corrections are rounded to `T` once per step.
     pub fn adam(&mut self, lr: f64) {
         const B1: f64 = 0.9;
         const B2: f64 = 0.999;
-        const EPS: f64 = 1e-8;
         self.step += 1;
-        let c1 = 1.0 - B1.powi(self.step);
-        let c2 = 1.0 - B2.powi(self.step);
-        let update = |p: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64]| {
+        let (b1, b2, eps) = (T::of(B1), T::of(B2), T::of(1e-8));
+        let (c1, c2) = (
+            T::of(1.0 - B1.powi(self.step)),
+            T::of(1.0 - B2.powi(self.step)),
+        );
+        let (lr, one) = (T::of(lr), T::one());
+        let update = |p: &mut [T], g: &[T], m: &mut [T], v: &mut [T]| {
             crate::linalg::simd::vectorized(
                 #[inline(always)]
                 || {
-                    for (((p, g), m), v) in p.iter_mut().zip(g).zip(m).zip(v) {
-                        *m = B1 * *m + (1.0 - B1) * g;
-                        *v = B2 * *v + (1.0 - B2) * g * g;
-                        *p -= lr * (*m / c1) / ((*v / c2).sqrt() + EPS);
+                    for (((p, &g), m), v) in p.iter_mut().zip(g).zip(m).zip(v) {
+                        *m = b1 * *m + (one - b1) * g;
+                        *v = b2 * *v + (one - b2) * g * g;
+                        *p -= lr * (*m / c1) / ((*v / c2).sqrt() + eps);
                     }
                 },
             )
@@ -265,7 +317,7 @@ impl Trainable {
         }
     }
 
-    /// The network as stored in a model.
+    /// The network as stored in a model (float64: a float32 weight widens exactly).
     pub fn to_mlp(&self) -> Mlp {
         Mlp {
             layers: self
@@ -274,8 +326,10 @@ impl Trainable {
                 .zip(&self.b)
                 .zip(&self.activations)
                 .map(|((w, b), a)| Layer {
-                    wt: StoredMat::from_mat(w.transpose()),
-                    b: b.clone(),
+                    wt: StoredMat::from_mat(
+                        Mat::from_fn(w.ncols(), w.nrows(), |i, j| w[(j, i)].widen()).as_ref(),
+                    ),
+                    b: b.iter().map(|v| v.widen()).collect(),
                     activation: *a,
                 })
                 .collect(),

@@ -3,8 +3,8 @@
 //! β·KL for the variational autoencoder), early stopping on the validation loss with
 //! the best weights kept, and a typed error when the loss stops being finite.
 
-use super::mlp::{Activation, Mlp, Trainable};
-use super::Settings;
+use super::mlp::{Activation, Mlp, Real, Trainable};
+use super::{Precision, Settings};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
 use faer::{Mat, MatRef};
@@ -65,24 +65,25 @@ fn architecture(s: &Settings, width: usize) -> [(Vec<usize>, Vec<Activation>); 2
     [(enc, ea), (dec, da)]
 }
 
-/// Loss of a batch (sum over its points) and, when `grad` is set, one Adam step on it.
-/// `eps` gives the reparameterisation noise of each point (VAE).
-fn batch_loss(
+/// Loss of a batch (sum over its points, accumulated in float64) and, when `grad` is
+/// set, one Adam step on it. `eps` gives the reparameterisation noise of each point (VAE).
+fn batch_loss<T: Real>(
     s: &Settings,
-    enc: &mut Trainable,
-    dec: &mut Trainable,
-    xb: Mat<f64>,
-    eps: Option<&Mat<f64>>,
+    enc: &mut Trainable<T>,
+    dec: &mut Trainable<T>,
+    xb: Mat<T>,
+    eps: Option<&Mat<T>>,
     grad: bool,
 ) -> f64 {
     let (b, d) = (xb.nrows(), s.n_components);
+    let (zero, half, one) = (T::zero(), T::of(0.5), T::one());
     let enc_acts = enc.forward(xb.clone());
     let code = enc_acts.last().expect("layers").clone();
     // z: the code (AE) or μ + σ∘ε (VAE; μ alone without noise).
     let z = if s.variational {
         Mat::from_fn(b, d, |i, j| {
-            let e = eps.map_or(0.0, |e| e[(i, j)]);
-            code[(i, j)] + (0.5 * code[(i, j + d)]).exp() * e
+            let e = eps.map_or(zero, |e| e[(i, j)]);
+            code[(i, j)] + (half * code[(i, j + d)]).exp() * e
         })
     } else {
         code.clone()
@@ -92,32 +93,32 @@ fn batch_loss(
     let mut loss = 0.0;
     for j in 0..out.ncols() {
         for i in 0..b {
-            loss += (out[(i, j)] - xb[(i, j)]).powi(2);
+            loss += (out[(i, j)] - xb[(i, j)]).widen().powi(2);
         }
     }
     if s.variational {
         for i in 0..b {
             for j in 0..d {
-                let (mu, lv) = (code[(i, j)], code[(i, j + d)]);
+                let (mu, lv) = (code[(i, j)].widen(), code[(i, j + d)].widen());
                 loss += s.beta * 0.5 * (mu * mu + lv.exp() - lv - 1.0);
             }
         }
     }
     if grad {
-        let scale = 2.0 / b as f64;
+        let scale = T::of(2.0 / b as f64);
         let d_out = Mat::from_fn(b, out.ncols(), |i, j| scale * (out[(i, j)] - xb[(i, j)]));
         let dz = dec.backward(&dec_acts, d_out, true).expect("asked for");
         dec.adam(s.learning_rate);
         let d_code = if s.variational {
-            let kl = s.beta / b as f64;
+            let kl = T::of(s.beta / b as f64);
             Mat::from_fn(b, 2 * d, |i, j| {
                 if j < d {
                     dz[(i, j)] + kl * code[(i, j)]
                 } else {
                     let k = j - d;
                     let lv = code[(i, j)];
-                    let e = eps.map_or(0.0, |e| e[(i, k)]);
-                    dz[(i, k)] * e * 0.5 * (0.5 * lv).exp() + kl * 0.5 * (lv.exp() - 1.0)
+                    let e = eps.map_or(zero, |e| e[(i, k)]);
+                    dz[(i, k)] * e * half * (half * lv).exp() + kl * half * (lv.exp() - one)
                 }
             })
         } else {
@@ -129,13 +130,22 @@ fn batch_loss(
     loss
 }
 
-/// Trains on the standardised rows of `z`.
+/// Trains on the standardised rows of `z`, in the settings' precision.
 pub(super) fn train(s: &Settings, z: MatRef<'_, f64>) -> Result<Trained> {
+    match s.precision {
+        Precision::Float64 => train_in::<f64>(s, z),
+        Precision::Float32 => train_in::<f32>(s, z),
+    }
+}
+
+/// Trains in `T`: the data, weights, gradients and Adam's moments are `T`; the losses
+/// are summed in float64.
+fn train_in<T: Real>(s: &Settings, z: MatRef<'_, f64>) -> Result<Trained> {
     let n = z.nrows();
     let mut rng = Rng::new(s.seed);
     let [(ew, ea), (dw, da)] = architecture(s, z.ncols());
-    let mut enc = Trainable::new(&ew, &ea, &mut rng);
-    let mut dec = Trainable::new(&dw, &da, &mut rng);
+    let mut enc = Trainable::<T>::new(&ew, &ea, &mut rng);
+    let mut dec = Trainable::<T>::new(&dw, &da, &mut rng);
     let mut order: Vec<usize> = (0..n).collect();
     shuffle(&mut order, &mut rng);
     let n_val = ((n as f64) * s.validation_fraction).floor() as usize;
@@ -148,9 +158,9 @@ pub(super) fn train(s: &Settings, z: MatRef<'_, f64>) -> Result<Trained> {
     // One point per column, so that a batch is gathered from contiguous memory and
     // transposed once by faer (a gather from column-major rows touches a cache line per
     // value).
-    let by_point = z.transpose().to_owned();
+    let by_point = Mat::from_fn(z.ncols(), n, |c, i| T::of(z[(i, c)]));
     let rows = |idx: &[usize]| {
-        let mut t = Mat::zeros(z.ncols(), idx.len());
+        let mut t = Mat::<T>::zeros(z.ncols(), idx.len());
         for (j, &r) in idx.iter().enumerate() {
             t.col_as_slice_mut(j)
                 .copy_from_slice(by_point.col_as_slice(r));
@@ -167,9 +177,10 @@ pub(super) fn train(s: &Settings, z: MatRef<'_, f64>) -> Result<Trained> {
         let mut total = 0.0;
         for chunk in fit.chunks(s.batch_size) {
             let xb = rows(chunk);
-            let eps = s
-                .variational
-                .then(|| rng.normal_mat(chunk.len(), s.n_components));
+            let eps = s.variational.then(|| {
+                let e = rng.normal_mat(chunk.len(), s.n_components);
+                Mat::from_fn(e.nrows(), e.ncols(), |i, j| T::of(e[(i, j)]))
+            });
             total += batch_loss(s, &mut enc, &mut dec, xb, eps.as_ref(), true);
         }
         let loss = total / fit.len() as f64;
