@@ -193,12 +193,13 @@ pub(crate) fn exact_repulsion(
 
 /// A 2^d-tree over the embedding (d ≤ 3): cubic cells, each with its point count and
 /// centre of mass. Points that coincide share a leaf.
+#[derive(Clone, Debug)]
 pub(crate) struct Tree {
     d: usize,
     nodes: Vec<Node>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Node {
     centre: [f64; 3],
     half: f64,

@@ -340,6 +340,7 @@ impl Tsne {
             search,
             fit_novelty,
             warnings: crate::model::method::Transient(warnings),
+            reference: Default::default(),
         })
     }
 }
@@ -370,6 +371,10 @@ pub struct FittedTsne {
     /// The fit's warnings (perplexity lowered), not stored.
     #[serde(skip)]
     warnings: crate::model::method::Transient<Vec<String>>,
+    /// The reference of `optimize` (the repulsion's field and tree), built on its first
+    /// call and kept in memory, not stored.
+    #[serde(skip)]
+    reference: crate::model::method::Transient<std::sync::OnceLock<transform::Reference>>,
 }
 
 impl FittedTsne {
@@ -427,7 +432,11 @@ impl FittedTsne {
         };
         let start = local::interpolate(x, y, new, &nbrs, kt, self.reliability_epsilon);
         Ok(if strategy == Strategy::Optimize {
-            transform::optimize(y, &nbrs, start)
+            let reference = self
+                .reference
+                .0
+                .get_or_init(|| transform::Reference::new(y));
+            transform::optimize(reference, &nbrs, start)
         } else {
             start
         })
