@@ -1,14 +1,19 @@
 //! Certified low-rank extension (maths §20): the extension through the pivots P of the
 //! fit's pivoted Cholesky factorisation instead of all N training points.
 //!
-//! The exact projection is affine in the kernel row: y(z) = a₀ + A k_X(z). Replacing
-//! k_X(z) by its Nyström approximation k^P_X(z) = K_XP K_PP⁻¹ k_P(z) gives
-//! y^P(z) = a₀ + B k_P(z) with B = A K_XP K_PP⁻¹ (d×r, formed once): r kernel values per
-//! new point instead of N. The error e = k_X(z) − k^P_X(z) is a residual-kernel row,
-//! |eᵢ| ≤ P_P(xᵢ) P_P(z) (Cauchy–Schwarz in the residual kernel's RKHS), and A is
-//! Λ_d^{−1/2} U_dᵀ on the part that survives centring (U_d ⊥ 1), so
-//! ‖y(z) − y^P(z)‖₂ ≤ λ_d^{−1/2} P_P(z) (Σᵢ P_P(xᵢ)²)^{1/2}.
+//! The exact extension is affine in the kernel row: y(z) = a₀ + A k_X(z) (kernel PCA:
+//! A = Λ_d^{−1/2} U_dᵀ on the part that survives centring; kernel interpolation:
+//! A = the coefficients' transpose, a₀ = 0). Replacing k_X(z) by its Nyström
+//! approximation k^P_X(z) = K_XP K_PP⁻¹ k_P(z) gives y^P(z) = a₀ + B k_P(z) with
+//! B = A K_XP K_PP⁻¹ (d×r, formed once): r kernel values per new point instead of N.
+//! The error e = k_X(z) − k^P_X(z) is a residual-kernel row, |eᵢ| ≤ P_P(xᵢ) P_P(z)
+//! (Cauchy–Schwarz in the residual kernel's RKHS), so
+//! ‖y(z) − y^P(z)‖₂ ≤ ‖A‖₂ P_P(z) (Σᵢ P_P(xᵢ)²)^{1/2} (kernel PCA: ‖A‖₂ = λ_d^{−1/2}).
 
+use super::{by_chunks, Column, Extension};
+use crate::error::{Error, Result};
+use crate::kernel::distance::row_sq_norms;
+use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::PivotedCholesky;
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
@@ -34,20 +39,20 @@ pub(crate) struct LowRank {
     row_mean: Vec<f64>,
     /// Σᵢ P_P(xᵢ)² over the training points (with its rounding allowance).
     train_residual_sum: f64,
-    /// λ_d^{−1/2}, the largest factor of the projection.
-    inv_sqrt_min: f64,
+    /// ‖A‖₂, the operator norm of the map from kernel rows to coordinates.
+    gain: f64,
 }
 
 impl LowRank {
     /// From the factorisation `chol` of the uncentred training kernel, its rows at the
-    /// pivots `k_px` (r×N, pivot order), the training diagonal k(xᵢ, xᵢ), the kept
-    /// eigenvalues, and the exact projection `project` (kernel rows m×N → their m×d
-    /// coordinates and m row means, as [`Projector::project`](super::projection::Projector::project)).
+    /// pivots `k_px` (r×N, pivot order), the training diagonal k(xᵢ, xᵢ), `gain` = ‖A‖₂
+    /// (or a bound on it), and the exact extension `project` (kernel rows m×N → their
+    /// m×d coordinates and m row means, as [`Projector::project`](super::projection::Projector::project)).
     pub(crate) fn new(
         chol: &PivotedCholesky,
         k_px: MatRef<'_, f64>,
         k_diag: &[f64],
-        eigenvalues: &[f64],
+        gain: f64,
         project: impl Fn(MatRef<'_, f64>) -> (Mat<f64>, Vec<f64>),
     ) -> Self {
         let (r, n) = (chol.rank(), k_px.ncols());
@@ -69,7 +74,6 @@ impl LowRank {
         let d = y.ncols();
         let offset: Vec<f64> = (0..d).map(|j| y[(r, j)]).collect();
         let bt = Mat::from_fn(r, d, |a, j| y[(a, j)] - offset[j]);
-        let min = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
         let mut linv = Mat::<f64>::identity(r, r);
         solve_lower_triangular_in_place(l.as_ref(), linv.as_mut(), Par::rayon(0));
         LowRank {
@@ -79,7 +83,7 @@ impl LowRank {
             offset,
             row_mean,
             train_residual_sum,
-            inv_sqrt_min: 1.0 / min.sqrt(),
+            gain,
         }
     }
 
@@ -126,7 +130,7 @@ impl LowRank {
         let root_train = self.train_residual_sum.sqrt();
         let bound = res
             .iter()
-            .map(|p2| self.inv_sqrt_min * p2.sqrt() * root_train)
+            .map(|p2| self.gain * p2.sqrt() * root_train)
             .collect();
         let means = (0..m)
             .map(|i| (0..r).map(|a| self.row_mean[a] * k_zp[(i, a)]).sum())
@@ -140,4 +144,122 @@ impl LowRank {
 /// 2(r + 2)·u·(k(z, z) + ‖w‖²).
 fn residual(kzz: f64, s: f64, r: usize) -> f64 {
     (kzz - s).max(0.0) + 2.0 * (r as f64 + 2.0) * U * (kzz.abs() + s)
+}
+
+/// A model's low-rank extension, formed once: the [`LowRank`] matrices and the pivots'
+/// points.
+#[derive(Clone, Debug)]
+pub(crate) struct LowRankParts {
+    core: LowRank,
+    kernel: Kernel,
+    /// The pivots' rows and squared norms.
+    px: Mat<f64>,
+    px_sq: Vec<f64>,
+}
+
+impl LowRankParts {
+    /// From the training points `x` (squared norms `x_sq`), the factorisation `chol` of
+    /// their `kernel` matrix, `gain` and `project` as in [`LowRank::new`].
+    pub(crate) fn new(
+        kernel: Kernel,
+        x: MatRef<'_, f64>,
+        x_sq: &[f64],
+        chol: &PivotedCholesky,
+        gain: f64,
+        project: impl Fn(MatRef<'_, f64>) -> (Mat<f64>, Vec<f64>),
+    ) -> Self {
+        let px = Mat::from_fn(chol.rank(), x.ncols(), |a, c| x[(chol.pivots[a], c)]);
+        let px_sq = row_sq_norms(px.as_ref());
+        let k_px = kernel.block(px.as_ref(), &px_sq, x, x_sq, Par::rayon(0));
+        let k_diag: Vec<f64> = x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
+        LowRankParts {
+            core: LowRank::new(chol, k_px.as_ref(), &k_diag, gain, project),
+            kernel,
+            px,
+            px_sq,
+        }
+    }
+
+    /// The low-rank extension of the rows of `new`, chunk by chunk: coordinates,
+    /// `residual` = P_P(z)², the column `lowrank_bound`; `finish(y, k(z, z), Nyström row
+    /// means)` gives the chunk's `reconstruction_error`.
+    pub(crate) fn extend(
+        &self,
+        new: MatRef<'_, f64>,
+        finish: impl Fn(MatRef<'_, f64>, &[f64], &[f64]) -> Vec<f64> + Sync,
+    ) -> Result<Extension> {
+        let d = self.core.offset.len();
+        by_chunks(new, self.px.nrows().max(1), d, |_, z| {
+            let z_sq = row_sq_norms(z);
+            let k_zp = self
+                .kernel
+                .block(z, &z_sq, self.px.as_ref(), &self.px_sq, Par::Seq);
+            let kzz: Vec<f64> = z_sq.iter().map(|&s| self.kernel.diag_value(s)).collect();
+            let (y, residual, bound, mz) = self.core.extend(k_zp.as_ref(), &kzz);
+            let reconstruction_error = finish(y.as_ref(), &kzz, &mz);
+            Ok(Extension {
+                coordinates: y,
+                residual,
+                reconstruction_error,
+                extra: vec![Column {
+                    name: "lowrank_bound",
+                    values: bound,
+                }],
+            })
+        })
+    }
+}
+
+/// Refuses, by name, a kernel the low-rank extension cannot serve in `dim` dimensions.
+pub(crate) fn check_kernel(kernel: Kernel, dim: usize) -> Result<()> {
+    if kernel == Kernel::Precomputed {
+        return Err(Error::Unsupported(
+            "the low-rank extension computes kernel values at the pivots; with a \
+             precomputed kernel use the exact extension"
+                .into(),
+        ));
+    }
+    if !kernel.is_positive_definite(dim) {
+        return Err(Error::param(
+            "extension",
+            format!(
+                "low-rank needs a positive definite kernel (its certificate is a power \
+                 function); {} is not",
+                kernel.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `extension = auto` (maths §20) from the low-rank extension `fast` of the rows of
+/// `new`: the rows whose `lowrank_bound` (its first extra column) exceeds `limit`, or
+/// is not finite, are replaced by their exact extension from `exact` (bound 0). A
+/// decision per row, so rows stay independent of the batch.
+pub(crate) fn auto(
+    mut fast: Extension,
+    new: MatRef<'_, f64>,
+    limit: f64,
+    exact: impl FnOnce(MatRef<'_, f64>) -> Result<Extension>,
+) -> Result<Extension> {
+    let slow: Vec<usize> = {
+        let b = &fast.extra[0].values;
+        (0..b.len())
+            .filter(|&i| !b[i].is_finite() || b[i] > limit)
+            .collect()
+    };
+    if slow.is_empty() {
+        return Ok(fast);
+    }
+    let rows = Mat::from_fn(slow.len(), new.ncols(), |a, c| new[(slow[a], c)]);
+    let e = exact(rows.as_ref())?;
+    for (a, &i) in slow.iter().enumerate() {
+        for j in 0..fast.coordinates.ncols() {
+            fast.coordinates[(i, j)] = e.coordinates[(a, j)];
+        }
+        fast.residual[i] = e.residual[a];
+        fast.reconstruction_error[i] = e.reconstruction_error[a];
+        fast.extra[0].values[i] = 0.0;
+    }
+    Ok(fast)
 }

@@ -2,45 +2,17 @@
 //! fit's pivots, with the per-point bound on its distance from the exact extension.
 
 use super::FittedKernelPca;
-use crate::error::{Error, Result};
-use crate::extend::low_rank::LowRank;
-use crate::extend::{by_chunks, Column, Extension};
-use crate::kernel::distance::row_sq_norms;
-use crate::kernel::Kernel;
+use crate::error::Result;
+use crate::extend::low_rank::{self, LowRankParts};
+use crate::extend::Extension;
 use crate::methods::OutOfSample;
 use crate::validate;
-use faer::{Mat, MatRef, Par};
-
-/// The matrices of the low-rank extension and the pivots' points.
-#[derive(Clone, Debug)]
-pub(super) struct LowRankParts {
-    core: LowRank,
-    /// The pivots' rows and squared norms.
-    px: Mat<f64>,
-    px_sq: Vec<f64>,
-}
+use faer::MatRef;
 
 impl FittedKernelPca {
     /// Refuses, by name, a model the low-rank extension cannot serve.
     pub(super) fn check_low_rank(&self) -> Result<()> {
-        if self.params.kernel == Kernel::Precomputed {
-            return Err(Error::Unsupported(
-                "the low-rank extension computes kernel values at the pivots; with a \
-                 precomputed kernel use the exact extension"
-                    .into(),
-            ));
-        }
-        if !self.params.kernel.is_positive_definite(self.x.ncols()) {
-            return Err(Error::param(
-                "extension",
-                format!(
-                    "low-rank needs a positive definite kernel (its certificate is a power \
-                     function); {} is not",
-                    self.params.kernel.name()
-                ),
-            ));
-        }
-        Ok(())
+        low_rank::check_kernel(self.params.kernel, self.x.ncols())
     }
 
     fn low_rank_parts(&self) -> Result<&LowRankParts> {
@@ -48,18 +20,20 @@ impl FittedKernelPca {
         if let Some(p) = self.low_rank.0.get() {
             return Ok(p);
         }
-        let kernel = self.params.kernel;
-        let chol = self.residual.cholesky();
-        let x = self.x.view();
-        let px = Mat::from_fn(chol.rank(), x.ncols(), |a, c| x[(chol.pivots[a], c)]);
-        let px_sq = row_sq_norms(px.as_ref());
-        let k_px = kernel.block(px.as_ref(), &px_sq, x, &self.x_sq, Par::rayon(0));
-        let k_diag: Vec<f64> = self.x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
+        let min = self
+            .eigenvalues
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
         let centring = self.params.centering.then_some(&self.means);
-        let core = LowRank::new(chol, k_px.as_ref(), &k_diag, &self.eigenvalues, |rows| {
-            self.projector.project(rows, centring)
-        });
-        let parts = LowRankParts { core, px, px_sq };
+        let parts = LowRankParts::new(
+            self.params.kernel,
+            self.x.view(),
+            &self.x_sq,
+            self.residual.cholesky(),
+            1.0 / min.sqrt(),
+            |rows| self.projector.project(rows, centring),
+        );
         Ok(self.low_rank.0.get_or_init(|| parts))
     }
 
@@ -91,52 +65,16 @@ impl FittedKernelPca {
     pub fn extend_low_rank(&self, new: MatRef<'_, f64>) -> Result<Extension> {
         validate::columns("new points", new, self.x.ncols())?;
         validate::finite("new points", new)?;
-        let parts = self.low_rank_parts()?;
-        let kernel = self.params.kernel;
-        let d = self.eigenvalues.len();
-        by_chunks(new, parts.px.nrows().max(1), d, |_, z| {
-            let z_sq = row_sq_norms(z);
-            let k_zp = kernel.block(z, &z_sq, parts.px.as_ref(), &parts.px_sq, Par::Seq);
-            let kzz: Vec<f64> = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
-            let (y, residual, bound, mz) = parts.core.extend(k_zp.as_ref(), &kzz);
-            let reconstruction_error = self.reconstruction_errors(y.as_ref(), &kzz, &mz);
-            Ok(Extension {
-                coordinates: y,
-                residual,
-                reconstruction_error,
-                extra: vec![Column {
-                    name: "lowrank_bound",
-                    values: bound,
-                }],
-            })
-        })
+        self.low_rank_parts()?
+            .extend(new, |y, kzz, mz| self.reconstruction_errors(y, kzz, mz))
     }
 
     /// `extension = auto` (maths §20): each row through the pivots when its
     /// `lowrank_bound` is at most `tolerance` × the embedding's largest |coordinate|,
     /// else exactly (its bound then 0). Row by row, so independent of the batch.
     pub fn extend_auto(&self, new: MatRef<'_, f64>, tolerance: f64) -> Result<Extension> {
-        let mut fast = self.extend_low_rank(new)?;
+        let fast = self.extend_low_rank(new)?;
         let limit = tolerance * self.embedding.view().norm_max();
-        let slow: Vec<usize> = {
-            let b = &fast.extra[0].values;
-            (0..b.len())
-                .filter(|&i| !b[i].is_finite() || b[i] > limit)
-                .collect()
-        };
-        if slow.is_empty() {
-            return Ok(fast);
-        }
-        let rows = Mat::from_fn(slow.len(), new.ncols(), |a, c| new[(slow[a], c)]);
-        let exact = self.extend(rows.as_ref())?;
-        for (a, &i) in slow.iter().enumerate() {
-            for j in 0..fast.coordinates.ncols() {
-                fast.coordinates[(i, j)] = exact.coordinates[(a, j)];
-            }
-            fast.residual[i] = exact.residual[a];
-            fast.reconstruction_error[i] = exact.reconstruction_error[a];
-            fast.extra[0].values[i] = 0.0;
-        }
-        Ok(fast)
+        low_rank::auto(fast, new, limit, |rows| self.extend(rows))
     }
 }

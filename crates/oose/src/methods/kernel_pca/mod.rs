@@ -29,7 +29,7 @@ use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 mod low_rank;
-use low_rank::LowRankParts;
+use crate::extend::low_rank::LowRankParts;
 
 /// Kernel PCA parameters.
 ///
