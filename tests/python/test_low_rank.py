@@ -65,3 +65,27 @@ def test_the_option_is_set_at_load(data, tmp_path):
     assert back.get_params()["extension"] == "low-rank"
     _, d = back.transform(Z, return_diagnostics=True)
     assert "lowrank_bound" in d
+
+
+def test_kernel_interpolation_through_the_pivots_is_within_its_bound():
+    X = oose.datasets.swiss_roll(500, noise=0.05, random_state=0)
+    y = np.sin(0.3 * X[:, 0]) + 0.1 * X[:, 2]
+    Z = oose.datasets.swiss_roll(100, noise=0.05, random_state=1)
+    kw = dict(epsilon=200.0, rank_tolerance=1e-8, regularization=1e-8)
+    exact = oose.KernelInterpolator(**kw).fit(X, y)
+    fast = oose.KernelInterpolator(extension="low-rank", **kw).fit(X, y)
+    f, diag = fast.predict(Z, return_diagnostics=True)
+    assert diag["lowrank_bound"].shape == (100,)
+    dev = np.abs(exact.predict(Z) - f)
+    assert np.all(dev <= diag["lowrank_bound"])
+    # auto at a tolerance between the bounds: the rows above it are exact.
+    cut = np.median(diag["lowrank_bound"]) / np.abs(y).max()
+    auto = oose.KernelInterpolator(extension="auto", lowrank_tolerance=cut, **kw).fit(X, y)
+    fa, da = auto.predict(Z, return_diagnostics=True)
+    over = diag["lowrank_bound"] > cut * np.abs(y).max()
+    assert over.any() and (~over).any()
+    np.testing.assert_array_equal(fa[over], exact.predict(Z)[over])
+    np.testing.assert_array_equal(fa[~over], f[~over])
+    assert np.all(da["lowrank_bound"][over] == 0)
+    with pytest.raises(ValueError, match="extension"):
+        oose.KernelInterpolator(kernel="thin_plate", extension="low-rank").fit(X, y).predict(Z)

@@ -147,6 +147,36 @@ fn power_function_is_the_kernel_pca_residual() {
             assert!((u - v).abs() < 1e-10, "{kernel:?}: {u} vs {v}");
         }
     }
+    // A kernel whose k(z, z) depends on z (cubic polynomial, 20-dimensional feature
+    // space in R³) with fewer points than that rank: P_X(z)² > 0, as kernel PCA's.
+    let kernel = Kernel::Polynomial {
+        gamma: 1.0,
+        coef0: 1.0,
+        degree: 3,
+    };
+    let few = uniform(12, 3, -1.0, 1.0, 8);
+    let it = Interpolator {
+        kernel,
+        ..Default::default()
+    }
+    .fit(
+        few.as_ref(),
+        Mat::from_fn(12, 1, |i, _| few[(i, 1)]).as_ref(),
+    )
+    .unwrap();
+    let kp = KernelPca {
+        kernel,
+        n_components: 2,
+        centering: false,
+        ..Default::default()
+    }
+    .fit(few.as_ref())
+    .unwrap();
+    let a = it.extend(z.as_ref()).unwrap().residual;
+    let b = kp.extend(z.as_ref()).unwrap().residual;
+    for (u, v) in a.iter().zip(&b) {
+        assert!(*v > 1e-3 && (u - v).abs() <= 1e-9 * v, "{u} vs {v}");
+    }
 }
 
 #[test]

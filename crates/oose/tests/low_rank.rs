@@ -160,3 +160,133 @@ fn refusals_name_the_culprit() {
     let nan = Mat::from_fn(1, 3, |_, _| f64::NAN);
     assert!(m.extend_low_rank(nan.as_ref()).is_err());
 }
+
+/// Kernel interpolation through the same pivots (maths §20): every row of f^P within its
+/// bound of f_X, the bound and the pivots reported, `auto` exact where the bound is too
+/// large, rows independent of the batch; a tail (conditionally positive definite
+/// kernel) refused by name.
+#[test]
+fn kernel_interpolation_through_the_pivots_is_within_its_bound() {
+    use oose::extend::ExtensionChoice;
+    use oose::methods::interpolate::Interpolator;
+    use oose::model::{ExtendOptions, Input, Model};
+    let x = roll(500, 0);
+    let f = Mat::from_fn(500, 2, |i, j| (x[(i, j)] * 0.3).sin() + x[(i, 2)] * 0.1);
+    let z = roll(200, 1);
+    for (tol, eps) in [(1e-8, 200.0), (1e-6, 100.0), (1e-10, 50.0), (1e-12, 5.0)] {
+        let m = Interpolator {
+            kernel: Kernel::Gaussian {
+                epsilon: Epsilon::Value(eps),
+            },
+            rank_tolerance: tol,
+            regularization: 1e-8,
+            ..Default::default()
+        }
+        .fit(x.as_ref(), f.as_ref())
+        .unwrap();
+        let exact = m.extend(z.as_ref()).unwrap();
+        let fast = m.extend_low_rank(z.as_ref()).unwrap();
+        let b = bound(&fast);
+        let (mut worst, mut loosest) = (0.0f64, f64::INFINITY);
+        for (i, &bi) in b.iter().enumerate() {
+            let dev = (0..2)
+                .map(|j| (exact.coordinates[(i, j)] - fast.coordinates[(i, j)]).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            worst = worst.max(dev / bi);
+            if dev > 1e-12 {
+                loosest = loosest.min(bi / dev);
+            }
+        }
+        let power = |e: &oose::extend::Extension| {
+            e.extra
+                .iter()
+                .find(|c| c.name == "power_function")
+                .unwrap()
+                .values
+                .clone()
+        };
+        let (pe, pf) = (power(&exact), power(&fast));
+        let top = b.iter().copied().fold(0.0, f64::max);
+        eprintln!(
+            "tol {tol:e}, eps {eps}: rank {:?} of 500, largest bound {top:.2e}, \
+             deviation/bound ≤ {worst:.3}, bound/deviation ≥ {loosest:.1}",
+            m.residual_rank()
+        );
+        assert!(worst <= 1.0, "tol {tol}: a bound fails ({worst})");
+        // P_P(z)² as the exact extension's residual, up to the rounding allowance.
+        for (i, (a, b)) in pe.iter().zip(&pf).enumerate() {
+            assert!((a * a - b * b).abs() <= 1e-12, "row {i}: power {a} vs {b}");
+            assert!(fast.residual[i] >= exact.residual[i] - 1e-12, "row {i}");
+        }
+    }
+    // Through the model: auto keeps the rows whose bound is below the tolerance.
+    let mut values = oose::model::params::Values::new();
+    values = values
+        .with("epsilon", 20.0)
+        .with("rank_tolerance", 1e-6)
+        .with("regularization", 1e-8);
+    let model = Model::fit(
+        "interpolate",
+        &values,
+        Input::Values {
+            points: x.as_ref(),
+            values: f.as_ref(),
+        },
+    )
+    .unwrap();
+    let run = |choice| {
+        let opts = ExtendOptions {
+            extension: Some(choice),
+            ..Default::default()
+        };
+        model.extend_options(z.as_ref(), &opts).unwrap()
+    };
+    let low = run(ExtensionChoice::LowRank);
+    let exact = run(ExtensionChoice::Exact);
+    let fmax = f.norm_max();
+    let b = bound(&low).to_vec();
+    let cut = b.iter().copied().fold(0.0, f64::max) / fmax / 2.0;
+    let auto = run(ExtensionChoice::Auto { tolerance: cut });
+    let (mut kept, mut swapped) = (0, 0);
+    for (i, &bi) in b.iter().enumerate() {
+        let src = if bi <= cut * fmax { &low } else { &exact };
+        kept += usize::from(bi <= cut * fmax);
+        swapped += usize::from(bi > cut * fmax);
+        for j in 0..2 {
+            assert_eq!(auto.coordinates[(i, j)], src.coordinates[(i, j)], "row {i}");
+        }
+    }
+    assert!(kept > 0 && swapped > 0, "{kept} kept, {swapped} exact");
+    // Sample-wise: one row alone gives the same bits.
+    let one = model
+        .extend_options(
+            z.as_ref().subrows(7, 1),
+            &ExtendOptions {
+                extension: Some(ExtensionChoice::LowRank),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(one.coordinates.row(0), low.coordinates.row(7));
+    // A thin-plate spline has a tail and no power function: refused by name.
+    let tps = Model::fit(
+        "interpolate",
+        &oose::model::params::Values::new().with("kernel", "thin_plate"),
+        Input::Values {
+            points: x.as_ref(),
+            values: f.as_ref(),
+        },
+    )
+    .unwrap();
+    let e = tps
+        .extend_options(
+            z.as_ref(),
+            &ExtendOptions {
+                extension: Some(ExtensionChoice::LowRank),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("extension"), "{e}");
+}

@@ -663,6 +663,18 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
     geometric_harmonics : float, optional
         Keep only eigenvalues ≥ δ·λ₁ (geometric harmonics).
     rank_tolerance : float, default=1e-12
+        Relative tolerance of the pivoted Cholesky behind the power function (its
+        pivots are those of ``extension="low-rank"``).
+    extension : str, default="exact"
+        How ``predict`` computes kernel rows (maths §20): ``exact`` (against every
+        training point), ``low-rank`` (through the power function's pivots;
+        ``predict(X, return_diagnostics=True)`` gains ``lowrank_bound``, a bound on
+        ‖f_X(z) − f^P(z)‖₂) or ``auto`` (per row: low-rank where its bound is at most
+        ``lowrank_tolerance`` × the training values' largest absolute value, else
+        exact, with bound 0). Positive definite kernels only.
+    lowrank_tolerance : float, optional
+        The relative bound of ``extension="auto"`` (default 1e-8); an error with the
+        other choices.
 
     Attributes
     ----------
@@ -693,6 +705,8 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         regularization=0.0,
         geometric_harmonics=None,
         rank_tolerance=1e-12,
+        extension="exact",
+        lowrank_tolerance=None,
         n_jobs=None,
         verbose=False,
     ):
@@ -705,8 +719,13 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         self.regularization = regularization
         self.geometric_harmonics = geometric_harmonics
         self.rank_tolerance = rank_tolerance
+        self.extension = extension
+        self.lowrank_tolerance = lowrank_tolerance
         self.n_jobs = n_jobs
         self.verbose = verbose
+
+    def _extend_options(self):
+        return {"extension": self.extension, "lowrank_tolerance": self.lowrank_tolerance}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -752,7 +771,7 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         if not hasattr(self, "_y_1d"):
             self._y_1d = False
 
-    def predict(self, X, return_power_function=False):
+    def predict(self, X, return_power_function=False, return_diagnostics=False):
         """The interpolant at the rows of ``X``.
 
         Parameters
@@ -762,18 +781,26 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         return_power_function : bool, default=False
             Also return P_X(z) per row (NaN for conditionally positive definite
             kernels).
+        return_diagnostics : bool, default=False
+            Also return the diagnostics dictionary (``power_function``, ``residual``,
+            ``novelty``, …, and ``lowrank_bound`` with ``extension="low-rank"`` or
+            ``"auto"``), after the power function when both are asked for.
 
         Returns
         -------
         values : ndarray of shape (n_samples,) or (n_samples, n_targets)
         power_function : ndarray of shape (n_samples,), only when asked for
+        diagnostics : dict of ndarray, only when asked for
         """
         values, diag = self._extend(X)
         if self._y_1d:
             values = values[:, 0]
+        out = (values,)
         if return_power_function:
-            return values, diag["power_function"]
-        return values
+            out += (diag["power_function"],)
+        if return_diagnostics:
+            out += (diag,)
+        return out if len(out) > 1 else values
 
     @classmethod
     def preimage(cls, estimator, X, **params):

@@ -7,7 +7,8 @@
 
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
-use crate::extend::{by_chunks, Column, Extension};
+use crate::extend::low_rank::{self, LowRankParts};
+use crate::extend::{by_chunks, Column, Extension, ExtensionChoice};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::params::KERNEL_SPECS;
 use crate::kernel::Kernel;
@@ -235,6 +236,7 @@ impl Interpolator {
             monomials: mono,
             norms_squared: norms,
             residual,
+            low_rank: Default::default(),
         })
     }
 }
@@ -304,6 +306,9 @@ pub struct FittedInterpolator {
     monomials: Vec<Vec<u32>>,
     norms_squared: Vec<f64>,
     residual: Option<ResidualFactor>,
+    /// The low-rank extension's matrices, formed on first use (not stored).
+    #[serde(skip)]
+    low_rank: crate::model::method::Transient<std::sync::OnceLock<LowRankParts>>,
 }
 
 impl FittedInterpolator {
@@ -335,6 +340,94 @@ impl FittedInterpolator {
         self.residual.as_ref().map(ResidualFactor::rank)
     }
 
+    /// Refuses, by name, an interpolant the low-rank extension cannot serve: one with a
+    /// polynomial tail (a conditionally positive definite kernel has no power function
+    /// to certify with).
+    fn check_low_rank(&self) -> Result<()> {
+        low_rank::check_kernel(self.params.kernel, self.x.ncols())?;
+        if self.residual.is_none() {
+            return Err(Error::param(
+                "extension",
+                format!(
+                    "low-rank needs a positive definite kernel; {} is only conditionally so",
+                    self.params.kernel.name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn low_rank_parts(&self) -> Result<&LowRankParts> {
+        self.check_low_rank()?;
+        if let Some(p) = self.low_rank.0.get() {
+            return Ok(p);
+        }
+        let chol = self.residual.as_ref().expect("checked").cholesky();
+        let coef = self.coef.view();
+        // ‖A‖₂: the largest singular value of the coefficients (N×m).
+        let gain = coef
+            .singular_values()
+            .map_or(f64::INFINITY, |s| s.first().copied().unwrap_or(0.0));
+        let parts = LowRankParts::new(
+            self.params.kernel,
+            self.x.view(),
+            &self.x_sq,
+            chol,
+            gain,
+            |rows| (rows * coef, vec![0.0; rows.nrows()]),
+        );
+        Ok(self.low_rank.0.get_or_init(|| parts))
+    }
+
+    /// The low-rank extension of the rows of `new` (maths §20): f^P(z) = k_P(z)ᵀ B
+    /// through the r pivots of the power function's pivoted Cholesky factorisation
+    /// (`residual_rank` in the info) instead of all N training points, with the column
+    /// `lowrank_bound`, a bound on ‖f_X(z) − f^P(z)‖₂ (‖A‖₂ · P_P(z) · (Σᵢ P_P(xᵢ)²)^½),
+    /// then `power_function` as in the exact extension. Row by row (sample-wise).
+    /// Refused for kernels that are not positive definite.
+    ///
+    /// ```
+    /// use oose::kernel::Kernel;
+    /// use oose::methods::interpolate::Interpolator;
+    /// use oose::methods::OutOfSample;
+    /// let x = oose::datasets::s_curve(300, 0.0, 0).points;
+    /// let f = faer::Mat::from_fn(300, 1, |i, _| x[(i, 0)] * x[(i, 2)]);
+    /// let m = Interpolator { kernel: Kernel::gaussian(0.5), rank_tolerance: 1e-10, ..Default::default() }
+    ///     .fit(x.as_ref(), f.as_ref()).unwrap();
+    /// let z = oose::datasets::s_curve(20, 0.0, 1).points;
+    /// let exact = m.extend(z.as_ref()).unwrap().coordinates;
+    /// let fast = m.extend_low_rank(z.as_ref()).unwrap();
+    /// let bound = &fast.extra[0].values;
+    /// for i in 0..20 {
+    ///     assert!((exact[(i, 0)] - fast.coordinates[(i, 0)]).abs() <= bound[i]);
+    /// }
+    /// ```
+    pub fn extend_low_rank(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        validate::finite_nonempty("new points", new)?;
+        validate::columns("new points", new, self.x.ncols())?;
+        let mut e = self
+            .low_rank_parts()?
+            .extend(new, |y, _, _| vec![f64::NAN; y.nrows()])?;
+        e.extra.push(Column {
+            name: "power_function",
+            values: e.residual.iter().map(|r| r.sqrt()).collect(),
+        });
+        Ok(e)
+    }
+
+    /// `extension = auto`: each row through the pivots when its `lowrank_bound` is at
+    /// most `tolerance` × the training values' largest |value|, else exactly (bound 0).
+    pub fn extend_auto(&self, new: MatRef<'_, f64>, tolerance: f64) -> Result<Extension> {
+        let fast = self.extend_low_rank(new)?;
+        let limit = tolerance * self.values.view().norm_max();
+        let mut e = low_rank::auto(fast, new, limit, |rows| self.extend(rows))?;
+        // The exact rows' power function, recomputed from their residual (the same
+        // formula as both extensions').
+        let power: Vec<f64> = e.residual.iter().map(|r| r.sqrt()).collect();
+        e.extra[1].values = power;
+        Ok(e)
+    }
+
     pub(crate) fn is_consistent(&self) -> bool {
         let (n, d) = (self.x.nrows(), self.x.ncols());
         let m = self.values.ncols();
@@ -364,7 +457,8 @@ impl OutOfSample for FittedInterpolator {
         let m = self.values.ncols();
         let kernel = self.params.kernel;
         by_chunks(new, n, m, |_, z| {
-            let kz = kernel.block(z, &row_sq_norms(z), self.x.view(), &self.x_sq, Par::Seq);
+            let z_sq = row_sq_norms(z);
+            let kz = kernel.block(z, &z_sq, self.x.view(), &self.x_sq, Par::Seq);
             let mut vals = &kz * self.coef.view();
             if !self.monomials.is_empty() {
                 let p = poly_matrix(z, &self.monomials);
@@ -372,7 +466,7 @@ impl OutOfSample for FittedInterpolator {
             }
             let residual = match &self.residual {
                 Some(r) => {
-                    let kzz = vec![kernel.diag_value(0.0); z.nrows()];
+                    let kzz: Vec<f64> = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
                     r.residuals(kz.as_ref(), &kzz)
                 }
                 None => vec![f64::NAN; z.nrows()],
@@ -472,7 +566,20 @@ impl Fitted for FittedInterpolator {
     crate::fitted_basics!();
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        opts.refuse_all_but(&[], |o| no_such_option(Interpolator::NAME, o))
+        opts.refuse_all_but(&["extension"], |o| no_such_option(Interpolator::NAME, o))?;
+        if opts.extension.is_some_and(|e| e != ExtensionChoice::Exact) {
+            self.check_low_rank()?;
+        }
+        Ok(())
+    }
+
+    fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
+        self.check_options(opts)?;
+        match opts.extension {
+            Some(ExtensionChoice::LowRank) => self.extend_low_rank(new),
+            Some(ExtensionChoice::Auto { tolerance }) => self.extend_auto(new, tolerance),
+            _ => self.extend(new),
+        }
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
