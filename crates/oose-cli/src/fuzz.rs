@@ -300,7 +300,8 @@ fn model_case(seeds: &Seeds, seed: u64) -> Outcome {
                 }
             }
             b[12..20].copy_from_slice(&(p.len() as u64).to_le_bytes());
-            b[20..24].copy_from_slice(&crc32fast::hash(&p).to_le_bytes());
+            let version = u32::from_le_bytes(b[8..12].try_into().expect("4 bytes"));
+            b[20..24].copy_from_slice(&oose::model::checksum(version, &p).to_le_bytes());
             b.extend_from_slice(&p);
         }
     }

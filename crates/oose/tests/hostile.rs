@@ -8,17 +8,14 @@ use oose::methods::OutOfSample;
 use oose::model::params::{Value, Values};
 use oose::model::{Input, Model};
 
-/// The payload of `bytes` edited by `edit`, with its length and checksum made valid
-/// (the CRC-32 of the version number and the payload: format 5).
+/// The payload of `bytes` edited by `edit`, with its length and checksum made valid.
 fn crafted(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     let mut p = bytes[24..].to_vec();
     edit(&mut p);
     let mut out = bytes[..24].to_vec();
     out[12..20].copy_from_slice(&(p.len() as u64).to_le_bytes());
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(&bytes[8..12]);
-    crc.update(&p);
-    out[20..24].copy_from_slice(&crc.finalize().to_le_bytes());
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    out[20..24].copy_from_slice(&oose::model::checksum(version, &p).to_le_bytes());
     out.extend_from_slice(&p);
     out
 }

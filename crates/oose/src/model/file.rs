@@ -18,10 +18,20 @@ thread_local! {
     static READING: std::cell::Cell<u32> = const { std::cell::Cell::new(FORMAT_VERSION) };
 }
 
-/// The CRC-32 a file of `version` stores: of the payload, and from format 5 of the
-/// version number before it (a flipped version bit would otherwise go unseen where two
-/// versions lay the payload out alike: 5 and 4 differ only in the autoencoders).
-fn checksum(version: u32, payload: &[u8]) -> u32 {
+/// The CRC-32 a model file of format `version` stores for `payload`: of the payload,
+/// and from format 5 of the version number (little endian) before it — a flipped
+/// version bit would otherwise go unseen where two versions lay the payload out alike
+/// (5 and 4 differ only in the autoencoders). For tools that write or alter files.
+///
+/// ```
+/// use oose::model::{checksum, Model};
+/// let x = oose::datasets::s_curve(30, 0.0, 1).points;
+/// let bytes = Model::from(oose::methods::pca::Pca::default().fit(x.as_ref()).unwrap()).to_bytes();
+/// let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+/// let stored = u32::from_le_bytes(bytes[20..24].try_into().unwrap());
+/// assert_eq!(checksum(version, &bytes[24..]), stored);
+/// ```
+pub fn checksum(version: u32, payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     if version >= 5 {
         h.update(&version.to_le_bytes());

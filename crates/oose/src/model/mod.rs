@@ -19,7 +19,7 @@ pub mod params;
 pub(crate) mod specs;
 
 pub(crate) use file::added_in;
-pub use file::{FORMAT_VERSION, MAGIC};
+pub use file::{checksum, FORMAT_VERSION, MAGIC};
 pub use method::{Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
 
 use crate::diagnostics::novelty::{self, check_alpha, Novelty};
