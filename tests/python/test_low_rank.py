@@ -89,3 +89,18 @@ def test_kernel_interpolation_through_the_pivots_is_within_its_bound():
     assert np.all(da["lowrank_bound"][over] == 0)
     with pytest.raises(ValueError, match="extension"):
         oose.KernelInterpolator(kernel="thin_plate", extension="low-rank").fit(X, y).predict(Z)
+
+
+def test_dense_diffusion_maps_through_the_pivots_are_within_their_bound():
+    X = oose.datasets.swiss_roll(500, noise=0.05, random_state=0)
+    Z = oose.datasets.swiss_roll(100, noise=0.05, random_state=1)
+    kw = dict(sparsity="dense", epsilon=40.0, rank_tolerance=1e-8)
+    exact = oose.DiffusionMaps(**kw).fit(X)
+    fast = oose.DiffusionMaps(extension="low-rank", **kw).fit(X)
+    Y, diag = fast.transform(Z, return_diagnostics=True)
+    dev = np.linalg.norm(exact.transform(Z) - Y, axis=1)
+    assert np.all(np.isfinite(diag["lowrank_bound"]))
+    assert np.all(dev <= diag["lowrank_bound"])
+    np.testing.assert_array_equal(fast.transform(Z[5:6])[0], Y[5])
+    with pytest.raises(ValueError, match="dense"):
+        oose.DiffusionMaps(extension="low-rank").fit(X).transform(Z)

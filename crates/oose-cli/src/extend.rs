@@ -57,11 +57,11 @@ pub struct ExtendArgs {
     /// and spectral-clustering take it at fit).
     #[arg(long, value_parser = ["error", "nan"])]
     on_isolated: Option<String>,
-    /// Kernel PCA and kernel interpolation: kernel rows against every training point
-    /// (exact), through the fit's pivots with a certified bound (low-rank: adds the
-    /// column `lowrank_bound`), or per row low-rank where its bound is at most
-    /// --lowrank-tolerance × the embedding's (interpolation: the values') largest
-    /// |coordinate| (auto). Maths §20.
+    /// Kernel PCA, kernel interpolation and dense diffusion maps: kernel rows against
+    /// every training point (exact), through the fit's pivots with a certified bound
+    /// (low-rank: adds the column `lowrank_bound`), or per row low-rank where its bound
+    /// is at most --lowrank-tolerance × the embedding's (interpolation: the values')
+    /// largest |coordinate| (auto). Maths §20.
     #[arg(long, value_parser = ["exact", "low-rank", "auto"])]
     extension: Option<String>,
     /// With --extension auto: the relative bound below which a row is extended through

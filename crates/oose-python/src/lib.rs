@@ -395,8 +395,8 @@ impl PyModel {
     /// per-point arrays. `strategy` is `projection` or `restricted`; `density` and
     /// `on_isolated` override a diffusion-map model's; `kernel_diagonal` gives k(z, z)
     /// for a precomputed kernel; `alpha` is the level of `is_novel` (default: the
-    /// model's, 0.01); `extension` is kernel PCA's and kernel interpolation's `exact`,
-    /// `low-rank` or `auto` (with `lowrank_tolerance`, maths §20).
+    /// model's, 0.01); `extension` is kernel PCA's, kernel interpolation's and dense
+    /// diffusion maps' `exact`, `low-rank` or `auto` (with `lowrank_tolerance`, maths §20).
     #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None, extension=None, lowrank_tolerance=None, n_jobs=None))]
     // One argument per Python keyword: the signature is the Python one.
     #[allow(clippy::too_many_arguments)]

@@ -290,3 +290,86 @@ fn kernel_interpolation_through_the_pivots_is_within_its_bound() {
         .unwrap_err();
     assert!(e.to_string().contains("extension"), "{e}");
 }
+
+/// Dense diffusion maps through the gaussian kernel's pivots (maths §20): every output
+/// flavour and α, each row within its bound of the exact extension; rows independent
+/// of the batch; sparse kernels and the union density refused by name.
+#[test]
+fn dense_diffusion_maps_through_the_pivots_are_within_their_bound() {
+    use oose::extend::ExtensionChoice;
+    use oose::methods::diffusion_maps::{Density, DiffusionMaps, Output, Sparsity};
+    use oose::model::ExtendOptions;
+    let x = roll(500, 0);
+    let z = roll(200, 1);
+    for output in [
+        Output::Diffusion,
+        Output::Standard,
+        Output::Weighted,
+        Output::Normalized,
+    ] {
+        for alpha in [0.0, 0.5, 1.0] {
+            let mut p = DiffusionMaps::default()
+                .sparsity(Sparsity::Dense)
+                .epsilon(Epsilon::Value(40.0))
+                .alpha(alpha);
+            p.output = output;
+            p.rank_tolerance = 1e-8;
+            let m = p.fit(x.as_ref()).unwrap();
+            let exact = m.extend(z.as_ref()).unwrap();
+            let fast = m.extend_low_rank(z.as_ref()).unwrap();
+            let b = bound(&fast);
+            let ymax = exact.coordinates.norm_max();
+            let (mut worst, mut loosest, mut top) = (0.0f64, f64::INFINITY, 0.0f64);
+            for (i, &bi) in b.iter().enumerate() {
+                let dev = (0..2)
+                    .map(|j| (exact.coordinates[(i, j)] - fast.coordinates[(i, j)]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                assert!(
+                    bi.is_finite() && bi > 0.0,
+                    "{output:?} α {alpha} row {i}: {bi}"
+                );
+                worst = worst.max(dev / bi);
+                top = top.max(bi / ymax);
+                if dev > 1e-13 * ymax {
+                    loosest = loosest.min(bi / dev);
+                }
+            }
+            eprintln!(
+                "{output:?}, α = {alpha}: largest bound {top:.1e} × max|y|, \
+                 deviation/bound ≤ {worst:.3}, bound/deviation ≥ {loosest:.1}"
+            );
+            assert!(
+                worst <= 1.0,
+                "{output:?} α {alpha}: a bound fails ({worst})"
+            );
+            assert!(
+                top < 1e-3,
+                "{output:?} α {alpha}: bounds up to {top} × max|y|"
+            );
+            // One row alone: the same bits.
+            let one = m.extend_low_rank(z.as_ref().subrows(9, 1)).unwrap();
+            assert_eq!(one.coordinates.row(0), fast.coordinates.row(9));
+        }
+    }
+    // Refusals, by name.
+    let knn = DiffusionMaps::default().fit(x.as_ref()).unwrap();
+    let e = knn.extend_low_rank(z.as_ref()).unwrap_err();
+    assert!(e.to_string().contains("dense"), "{e}");
+    let dense = DiffusionMaps::default()
+        .sparsity(Sparsity::Dense)
+        .fit(x.as_ref())
+        .unwrap();
+    let model: oose::model::Model = dense.into();
+    let e = model
+        .extend_options(
+            z.as_ref(),
+            &ExtendOptions {
+                extension: Some(ExtensionChoice::LowRank),
+                density: Some(Density::Union),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("union"), "{e}");
+}

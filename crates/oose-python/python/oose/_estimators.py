@@ -414,6 +414,20 @@ class DiffusionMaps(_Embedding):
     residual : bool, optional
         Compute the residual diagnostic (default: for dense kernels).
     rank_tolerance : float, default=1e-12
+        Relative tolerance of the eigensolver's rank decisions and of the pivoted
+        Cholesky factorisations (the residual's, and the gaussian kernel's behind
+        ``extension="low-rank"``).
+    extension : str, default="exact"
+        How ``transform`` computes kernel rows (maths §20; dense kernels with the
+        training density): ``exact`` (against every training point), ``low-rank``
+        (through the pivots of the gaussian kernel's pivoted Cholesky factorisation;
+        the diagnostics gain ``lowrank_bound``, a bound on the distance to the exact
+        coordinates; rows that cannot be certified are extended exactly) or ``auto``
+        (per row: low-rank where its bound is at most ``lowrank_tolerance`` × the
+        embedding's largest absolute coordinate, else exact, with bound 0).
+    lowrank_tolerance : float, optional
+        The relative bound of ``extension="auto"`` (default 1e-8); an error with the
+        other choices.
 
     Examples
     --------
@@ -443,6 +457,8 @@ class DiffusionMaps(_Embedding):
         residual=None,
         rank_tolerance=1e-12,
         metric="euclidean",
+        extension="exact",
+        lowrank_tolerance=None,
         n_jobs=None,
         verbose=False,
     ):
@@ -460,12 +476,19 @@ class DiffusionMaps(_Embedding):
         self.residual = residual
         self.rank_tolerance = rank_tolerance
         self.metric = metric
+        self.extension = extension
+        self.lowrank_tolerance = lowrank_tolerance
         self.n_jobs = n_jobs
         self.verbose = verbose
 
 
     def _extend_options(self):
-        return {"density": self.density, "on_isolated": self.on_isolated}
+        return {
+            "density": self.density,
+            "on_isolated": self.on_isolated,
+            "extension": self.extension,
+            "lowrank_tolerance": self.lowrank_tolerance,
+        }
 
 
 class LaplacianEigenmaps(_Embedding):

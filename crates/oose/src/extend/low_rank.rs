@@ -39,6 +39,8 @@ pub(crate) struct LowRank {
     row_mean: Vec<f64>,
     /// Σᵢ P_P(xᵢ)² over the training points (with its rounding allowance).
     train_residual_sum: f64,
+    /// P_P(xᵢ) of every training point (with its rounding allowance).
+    train_power: Vec<f64>,
     /// ‖A‖₂, the operator norm of the map from kernel rows to coordinates.
     gain: f64,
 }
@@ -61,9 +63,11 @@ impl LowRank {
         // (each with its rounding allowance, see `residual`).
         let mut w = k_px.to_owned();
         solve_lower_triangular_in_place(l.as_ref(), w.as_mut(), Par::rayon(0));
-        let train_residual_sum = (0..n)
+        let train_residuals: Vec<f64> = (0..n)
             .map(|i| residual(k_diag[i], w.col_as_slice(i).iter().map(|v| v * v).sum(), r))
-            .sum();
+            .collect();
+        let train_residual_sum = train_residuals.iter().sum();
+        let train_power = train_residuals.iter().map(|v| v.sqrt()).collect();
         // G = L⁻ᵀ W = K_PP⁻¹ K_PX (r×N): row a is the kernel row whose projection is
         // column a of B (plus a₀).
         solve_upper_triangular_in_place(l.transpose(), w.as_mut(), Par::rayon(0));
@@ -83,8 +87,21 @@ impl LowRank {
             offset,
             row_mean,
             train_residual_sum,
+            train_power,
             gain,
         }
+    }
+
+    /// κ_c = Σᵢ |A_ic| P_P(xᵢ) for each column c of `a` (N×c): |a_cᵀ e| ≤ κ_c P_P(z) for
+    /// the error e of a Nyström row, a bound per linear functional of the kernel row.
+    pub(crate) fn column_constants(&self, a: MatRef<'_, f64>) -> Vec<f64> {
+        (0..a.ncols())
+            .map(|c| {
+                (0..a.nrows())
+                    .map(|i| a[(i, c)].abs() * self.train_power[i])
+                    .sum()
+            })
+            .collect()
     }
 
     /// Coordinates, P_P(z)², the certified bound on ‖y(z) − y^P(z)‖₂ and the Nyström
@@ -150,7 +167,7 @@ fn residual(kzz: f64, s: f64, r: usize) -> f64 {
 /// points.
 #[derive(Clone, Debug)]
 pub(crate) struct LowRankParts {
-    core: LowRank,
+    pub core: LowRank,
     kernel: Kernel,
     /// The pivots' rows and squared norms.
     px: Mat<f64>,
@@ -233,17 +250,23 @@ pub(crate) fn check_kernel(kernel: Kernel, dim: usize) -> Result<()> {
 }
 
 /// `extension = auto` (maths §20) from the low-rank extension `fast` of the rows of
-/// `new`: the rows whose `lowrank_bound` (its first extra column) exceeds `limit`, or
-/// is not finite, are replaced by their exact extension from `exact` (bound 0). A
-/// decision per row, so rows stay independent of the batch.
+/// `new`: the rows whose `lowrank_bound` exceeds `limit`, or is not finite, are replaced
+/// by their exact extension from `exact` (coordinates, residual, reconstruction error
+/// and every extra column the two share by name; bound 0). A decision per row, so rows
+/// stay independent of the batch.
 pub(crate) fn auto(
     mut fast: Extension,
     new: MatRef<'_, f64>,
     limit: f64,
     exact: impl FnOnce(MatRef<'_, f64>) -> Result<Extension>,
 ) -> Result<Extension> {
+    let at = fast
+        .extra
+        .iter()
+        .position(|c| c.name == "lowrank_bound")
+        .expect("a low-rank extension has its bound");
     let slow: Vec<usize> = {
-        let b = &fast.extra[0].values;
+        let b = &fast.extra[at].values;
         (0..b.len())
             .filter(|&i| !b[i].is_finite() || b[i] > limit)
             .collect()
@@ -259,7 +282,12 @@ pub(crate) fn auto(
         }
         fast.residual[i] = e.residual[a];
         fast.reconstruction_error[i] = e.reconstruction_error[a];
-        fast.extra[0].values[i] = 0.0;
+        for col in &mut fast.extra {
+            if let Some(src) = e.extra.iter().find(|c| c.name == col.name) {
+                col.values[i] = src.values[a];
+            }
+        }
+        fast.extra[at].values[i] = 0.0;
     }
     Ok(fast)
 }

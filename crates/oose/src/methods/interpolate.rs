@@ -420,12 +420,7 @@ impl FittedInterpolator {
     pub fn extend_auto(&self, new: MatRef<'_, f64>, tolerance: f64) -> Result<Extension> {
         let fast = self.extend_low_rank(new)?;
         let limit = tolerance * self.values.view().norm_max();
-        let mut e = low_rank::auto(fast, new, limit, |rows| self.extend(rows))?;
-        // The exact rows' power function, recomputed from their residual (the same
-        // formula as both extensions').
-        let power: Vec<f64> = e.residual.iter().map(|r| r.sqrt()).collect();
-        e.extra[1].values = power;
-        Ok(e)
+        low_rank::auto(fast, new, limit, |rows| self.extend(rows))
     }
 
     pub(crate) fn is_consistent(&self) -> bool {

@@ -3,7 +3,7 @@
 use super::params::{diffusion_info, KERNEL, ON_ISOLATED};
 #[allow(unused_imports)]
 use super::*;
-use crate::extend::Extension;
+use crate::extend::{Extension, ExtensionChoice};
 use crate::model::method::points_only;
 use crate::model::method::{no_such_option, Configuration, ExtendOptions, Fitted, Input, Method};
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
@@ -172,6 +172,7 @@ impl DiffusionMaps {
             params: self.clone(),
             embedding: StoredMat::from_mat(embedding.as_ref()),
             core,
+            low_rank: Default::default(),
         })
     }
 }
@@ -182,6 +183,10 @@ pub struct FittedDiffusionMaps {
     pub(crate) params: DiffusionMaps,
     pub(crate) embedding: StoredMat,
     pub(crate) core: DiffusionCore,
+    /// The low-rank extension's parts, formed on first use (not stored).
+    #[serde(skip)]
+    pub(crate) low_rank:
+        crate::model::method::Transient<OnceLock<super::low_rank::DiffusionLowRank>>,
 }
 
 impl FittedDiffusionMaps {
@@ -217,6 +222,60 @@ impl FittedDiffusionMaps {
         );
         self.core.relative_degree(&mut e);
         Ok(e)
+    }
+
+    /// The certified low-rank extension of the rows of `new` (maths §20, dense kernels
+    /// with the training density): each row's kernel row through the pivots of the
+    /// gaussian kernel's pivoted Cholesky factorisation (to `rank_tolerance`) instead of
+    /// all N training points, with `lowrank_bound`, a bound on the distance to the exact
+    /// coordinates. Rows whose density or degree interval reaches 0 (far from the data)
+    /// cannot be certified and are extended exactly (bound 0); `residual` and
+    /// `reconstruction_error` are NaN on the low-rank rows. Row by row.
+    ///
+    /// ```
+    /// use oose::methods::diffusion_maps::{DiffusionMaps, Epsilon, Sparsity};
+    /// use oose::methods::OutOfSample;
+    /// let x = oose::datasets::swiss_roll(300, 0.0, false, 0).points;
+    /// let mut p = DiffusionMaps::default().sparsity(Sparsity::Dense).epsilon(Epsilon::Value(40.0));
+    /// p.rank_tolerance = 1e-8;
+    /// let m = p.fit(x.as_ref()).unwrap();
+    /// let z = oose::datasets::swiss_roll(20, 0.0, false, 1).points;
+    /// let exact = m.extend(z.as_ref()).unwrap().coordinates;
+    /// let fast = m.extend_low_rank(z.as_ref()).unwrap();
+    /// let b = &fast.extra.iter().find(|c| c.name == "lowrank_bound").unwrap().values;
+    /// for i in 0..20 {
+    ///     let dev = ((exact[(i, 0)] - fast.coordinates[(i, 0)]).powi(2)
+    ///         + (exact[(i, 1)] - fast.coordinates[(i, 1)]).powi(2))
+    ///     .sqrt();
+    ///     assert!(dev <= b[i]);
+    /// }
+    /// ```
+    pub fn extend_low_rank(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        self.extend_auto(new, f64::INFINITY)
+    }
+
+    /// `extension = auto`: each row through the pivots when its `lowrank_bound` is at
+    /// most `tolerance` × the embedding's largest |coordinate|, else exactly (bound 0).
+    pub fn extend_auto(&self, new: MatRef<'_, f64>, tolerance: f64) -> Result<Extension> {
+        self.check_low_rank(self.params.density)?;
+        validate::finite_nonempty("new points", new)?;
+        validate::columns("new points", new, self.core.input_width())?;
+        let parts = self.low_rank.0.get_or_init(|| {
+            super::low_rank::DiffusionLowRank::new(&self.core, self.params.rank_tolerance)
+        });
+        let p = &self.params;
+        let fast = parts.extend(&self.core, new, p.n_components, p.output, p.t)?;
+        let limit = tolerance * self.embedding.view().norm_max();
+        crate::extend::low_rank::auto(fast, new, limit, |rows| {
+            self.extend_with(rows, Density::Training, p.on_isolated)
+        })
+    }
+
+    fn check_low_rank(&self, density: Density) -> Result<()> {
+        super::low_rank::check(
+            self.core.spec.sparsity == Sparsity::Dense,
+            density == Density::Union,
+        )
     }
 
     /// The same model with another output flavour and diffusion time (no refit).
@@ -379,13 +438,22 @@ impl Fitted for FittedDiffusionMaps {
     crate::fitted_basics!(points: core.x, warnings: core.warnings);
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
-        opts.refuse_all_but(&["density", "on_isolated"], |o| {
+        opts.refuse_all_but(&["density", "on_isolated", "extension"], |o| {
             no_such_option(DiffusionMaps::NAME, o)
-        })
+        })?;
+        if opts.extension.is_some_and(|e| e != ExtensionChoice::Exact) {
+            self.check_low_rank(opts.density.unwrap_or(self.params.density))?;
+        }
+        Ok(())
     }
 
     fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
         self.check_options(opts)?;
+        match opts.extension {
+            Some(ExtensionChoice::LowRank) => return self.extend_low_rank(new),
+            Some(ExtensionChoice::Auto { tolerance }) => return self.extend_auto(new, tolerance),
+            _ => {}
+        }
         if opts.density.is_none() && opts.on_isolated.is_none() {
             return self.extend(new);
         }

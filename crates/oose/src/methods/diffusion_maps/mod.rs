@@ -38,6 +38,7 @@ use std::sync::OnceLock;
 mod core;
 mod eigenmaps;
 mod extend;
+mod low_rank;
 mod maps;
 pub mod params;
 pub(crate) mod weights;
