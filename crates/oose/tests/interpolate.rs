@@ -121,28 +121,36 @@ fn power_function_bounds_the_error() {
     }
 }
 
+/// The residuals P_X(z)² of the interpolant and of uncentred kernel PCA (both fitted on
+/// `x` with `kernel`) at the rows of `z`.
+fn both_residuals(kernel: Kernel, x: &Mat<f64>, z: &Mat<f64>) -> (Vec<f64>, Vec<f64>) {
+    let f = Mat::from_fn(x.nrows(), 1, |i, _| x[(i, 0)]);
+    let it = Interpolator {
+        kernel,
+        ..Default::default()
+    }
+    .fit(x.as_ref(), f.as_ref())
+    .unwrap();
+    let kp = KernelPca {
+        kernel,
+        n_components: 2,
+        centering: false,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    (
+        it.extend(z.as_ref()).unwrap().residual,
+        kp.extend(z.as_ref()).unwrap().residual,
+    )
+}
+
 #[test]
 fn power_function_is_the_kernel_pca_residual() {
     let x = uniform(100, 3, -1.0, 1.0, 6);
     let z = uniform(40, 3, -1.5, 1.5, 7);
-    let f = Mat::from_fn(100, 1, |i, _| x[(i, 0)]);
     for kernel in pd_kernels() {
-        let it = Interpolator {
-            kernel,
-            ..Default::default()
-        }
-        .fit(x.as_ref(), f.as_ref())
-        .unwrap();
-        let kp = KernelPca {
-            kernel,
-            n_components: 2,
-            centering: false,
-            ..Default::default()
-        }
-        .fit(x.as_ref())
-        .unwrap();
-        let a = it.extend(z.as_ref()).unwrap().residual;
-        let b = kp.extend(z.as_ref()).unwrap().residual;
+        let (a, b) = both_residuals(kernel, &x, &z);
         for (u, v) in a.iter().zip(&b) {
             assert!((u - v).abs() < 1e-10, "{kernel:?}: {u} vs {v}");
         }
@@ -154,26 +162,7 @@ fn power_function_is_the_kernel_pca_residual() {
         coef0: 1.0,
         degree: 3,
     };
-    let few = uniform(12, 3, -1.0, 1.0, 8);
-    let it = Interpolator {
-        kernel,
-        ..Default::default()
-    }
-    .fit(
-        few.as_ref(),
-        Mat::from_fn(12, 1, |i, _| few[(i, 1)]).as_ref(),
-    )
-    .unwrap();
-    let kp = KernelPca {
-        kernel,
-        n_components: 2,
-        centering: false,
-        ..Default::default()
-    }
-    .fit(few.as_ref())
-    .unwrap();
-    let a = it.extend(z.as_ref()).unwrap().residual;
-    let b = kp.extend(z.as_ref()).unwrap().residual;
+    let (a, b) = both_residuals(kernel, &uniform(12, 3, -1.0, 1.0, 8), &z);
     for (u, v) in a.iter().zip(&b) {
         assert!(*v > 1e-3 && (u - v).abs() <= 1e-9 * v, "{u} vs {v}");
     }
