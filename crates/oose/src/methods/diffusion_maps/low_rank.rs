@@ -51,6 +51,8 @@ impl DiffusionLowRank {
             1 => core.qa[i],
             _ => phi[(i, c - 2)],
         });
+        // The parts' joint bound (gain ‖A‖, here the Frobenius norm) goes unused: each
+        // functional gets its own constant κ below, which `extend` combines per output.
         let parts = LowRankParts::new(kernel, x, &x_sq, &chol, a.norm_l2(), |rows| {
             (rows * a.as_ref(), vec![0.0; rows.nrows()])
         });

@@ -114,6 +114,25 @@ impl Axis {
     }
 }
 
+/// The stencil of the point `p` (1 or 2 coordinates) on a grid with `axes` whose rows of
+/// nodes are `stride` apart: the flat index of its interval's first node and the weights
+/// of the 3^d nodes (row-major over the axes; zeros past the first row for d = 1).
+fn stencil(axes: &[Axis; 2], p: &[f64], stride: usize) -> (usize, [f64; NODES * NODES]) {
+    let (b0, l0) = axes[0].locate(p[0]);
+    let (b1, l1) = if p.len() == 1 {
+        (0, [1.0, 0.0, 0.0])
+    } else {
+        axes[1].locate(p[1])
+    };
+    let mut w = [0.0; NODES * NODES];
+    for a in 0..NODES {
+        for b in 0..NODES {
+            w[a * NODES + b] = l0[a] * l1[b];
+        }
+    }
+    (b0 * stride + b1, w)
+}
+
 /// A plan for the circular convolutions on a (padded) grid of `m[0]` × `m[1]` points
 /// (`m[1]` = 1 for d = 1). Forward transforms leave the spectrum transposed, the inverse
 /// transforms take it so: the two transposes of a 2-D FFT pair are saved.
@@ -286,24 +305,9 @@ impl Grid {
     /// Per point: the flat index of its interval's first node and the node weights
     /// (3^d of them, row-major over the axes).
     fn stencils(&self, y: &[f64]) -> Vec<(usize, [f64; NODES * NODES])> {
-        let d = self.d;
         let m1 = self.plan.m[1];
-        y.par_chunks_exact(d)
-            .map(|p| {
-                let (b0, l0) = self.axes[0].locate(p[0]);
-                let (b1, l1) = if d == 1 {
-                    (0, [1.0, 0.0, 0.0])
-                } else {
-                    self.axes[1].locate(p[1])
-                };
-                let mut w = [0.0; NODES * NODES];
-                for a in 0..NODES {
-                    for b in 0..NODES {
-                        w[a * NODES + b] = l0[a] * l1[b];
-                    }
-                }
-                (b0 * m1 + b1, w)
-            })
+        y.par_chunks_exact(self.d)
+            .map(|p| stencil(&self.axes, p, m1))
             .collect()
     }
 
@@ -548,20 +552,14 @@ impl Field {
         if !inside(&self.axes[0], z[0]) || (self.d == 2 && !inside(&self.axes[1], z[1])) {
             return None;
         }
-        let (b0, l0) = self.axes[0].locate(z[0]);
-        let (b1, l1) = if self.d == 2 {
-            self.axes[1].locate(z[1])
-        } else {
-            (0, [1.0, 0.0, 0.0])
-        };
+        let (first, w) = stencil(&self.axes, &z[..self.d], self.g[1]);
         let rows = if self.d == 2 { NODES } else { 1 };
         let mut acc = [0.0; 4];
         for a in 0..NODES {
             for b in 0..rows {
-                let w = l0[a] * l1[b];
-                let p = &self.potentials[(b0 + a) * self.g[1] + b1 + b];
+                let p = &self.potentials[first + a * self.g[1] + b];
                 for (s, v) in acc.iter_mut().zip(p) {
-                    *s += w * v;
+                    *s += w[a * NODES + b] * v;
                 }
             }
         }
