@@ -340,21 +340,11 @@ impl FittedInterpolator {
         self.residual.as_ref().map(ResidualFactor::rank)
     }
 
-    /// Refuses, by name, an interpolant the low-rank extension cannot serve: one with a
-    /// polynomial tail (a conditionally positive definite kernel has no power function
-    /// to certify with).
+    /// Refuses, by name, an interpolant the low-rank extension cannot serve: one whose
+    /// kernel is not positive definite (a conditionally positive definite kernel, with
+    /// its polynomial tail, has no power function to certify with).
     fn check_low_rank(&self) -> Result<()> {
-        low_rank::check_kernel(self.params.kernel, self.x.ncols())?;
-        if self.residual.is_none() {
-            return Err(Error::param(
-                "extension",
-                format!(
-                    "low-rank needs a positive definite kernel; {} is only conditionally so",
-                    self.params.kernel.name()
-                ),
-            ));
-        }
-        Ok(())
+        low_rank::check_kernel(self.params.kernel, self.x.ncols())
     }
 
     fn low_rank_parts(&self) -> Result<&LowRankParts> {
@@ -362,7 +352,11 @@ impl FittedInterpolator {
         if let Some(p) = self.low_rank.0.get() {
             return Ok(p);
         }
-        let chol = self.residual.as_ref().expect("checked").cholesky();
+        let chol = self
+            .residual
+            .as_ref()
+            .expect("a positive definite kernel has a tail-free fit and its power function")
+            .cholesky();
         let coef = self.coef.view();
         // ‖A‖₂: the largest singular value of the coefficients (N×m).
         let gain = coef
