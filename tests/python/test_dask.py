@@ -61,3 +61,24 @@ def test_batch_coupled_extension_is_refused():
     with pytest.raises(ValueError, match="features"):
         oose.dask.transform(oose.DiffusionMaps(n_neighbors=15).fit(train),
                             da.from_array(train[:, :2], chunks=(100, 2)))
+
+
+def test_dask_nystrom_fit_equals_the_single_machine_fit(client):
+    x = oose.datasets.swiss_roll(12000, noise=0.05, random_state=3)
+    local = oose.KernelPCA(n_components=3, n_landmarks=150, landmark_sample=3000).fit(x)
+    est = oose.KernelPCA(n_components=3, n_landmarks=150, landmark_sample=3000)
+    xd = da.from_array(x, chunks=(2500, 3))
+    y = oose.dask.fit_kernel_pca(est, xd)
+    assert y.chunks[0] == xd.chunks[0]
+    y = y.compute()
+    # The same sample, landmarks and sums (in another grouping): equal to 1e-12.
+    np.testing.assert_allclose(est.eigenvalues_, local.eigenvalues_, rtol=1e-12)
+    scale = np.abs(local.embedding_).max()
+    assert np.abs(y - local.embedding_).max() <= 1e-12 * scale
+    z = oose.datasets.swiss_roll(50, noise=0.05, random_state=4)
+    assert np.abs(est.transform(z) - local.transform(z)).max() <= 1e-12 * scale
+    # The plan and the sums cross process boundaries by pickling.
+    assert est.model_.method == "kpca-nystrom" and est.embedding_.shape == (0, 3)
+    assert len(client.scheduler_info()["workers"]) == 2
+    with pytest.raises(ValueError, match="n_landmarks"):
+        oose.dask.fit_kernel_pca(oose.KernelPCA(), xd)

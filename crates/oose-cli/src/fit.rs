@@ -131,6 +131,35 @@ fn method_command(m: &MethodInfo, compare: bool) -> Command {
             .map_or(Value::None, |(_, v)| v.clone());
         c = c.arg(param_arg(s, &d));
     }
+    // The landmark form's own flags (`kpca --landmarks R` is `kpca-nystrom`).
+    if let Some(form) = m.landmark_form.and_then(|f| MethodInfo::named(f).ok()) {
+        let defaults = (form.defaults)();
+        for s in form
+            .specs
+            .iter()
+            .filter(|s| !m.specs.iter().any(|t| t.name == s.name))
+        {
+            let d = defaults
+                .iter()
+                .find(|(n, _)| *n == s.name)
+                .map_or(Value::None, |(_, v)| v.clone());
+            let mut a = param_arg(s, &d);
+            let help = format!("{} (a Nyström fit: `{}`)", s.help, form.name);
+            a = a.help(help);
+            c = c.arg(a);
+        }
+    }
+    if !compare {
+        c = c.arg(
+            Arg::new("embedding")
+                .long("embedding")
+                .value_name("FILE")
+                .help(
+                    "Also write the training embedding (N×d; .npy or CSV). A Nyström fit \
+                     read from a file streams it there and keeps none in the model.",
+                ),
+        );
+    }
     if m.metric {
         c = c.arg(
             Arg::new(param_id("metric"))
@@ -201,19 +230,27 @@ pub fn parse(
     };
     let (method, sub) = matches.subcommand().expect("a subcommand is required");
     let info = MethodInfo::named(method).map_err(|e| CliError::usage(e.to_string()))?;
+    let info = info
+        .routed(&values(sub))
+        .map_err(|e| CliError::usage(e.to_string()))?;
     Ok((info, sub.clone()))
 }
 
-/// The parameter values given on the command line (text, parsed by the library).
-fn values(m: &MethodInfo, a: &ArgMatches) -> Values {
+/// The parameter values given on the command line (text, parsed by the library):
+/// every parameter flag given, so that one the fitted method does not take (`--solver`
+/// with `--landmarks`) is refused by name rather than ignored.
+fn values(a: &ArgMatches) -> Values {
     let mut v = Values::new();
-    for s in m.specs {
-        if let Some(text) = a.get_one::<String>(&param_id(s.name)) {
-            v.set(s.name, Value::Str(text.clone()));
+    for id in a.ids() {
+        let Some(name) = id.as_str().strip_prefix("param:") else {
+            continue;
+        };
+        if a.value_source(id.as_str()) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
         }
-    }
-    if let Some(text) = a.try_get_one::<String>(&param_id("metric")).ok().flatten() {
-        v.set("metric", Value::Str(text.clone()));
+        if let Some(text) = a.get_one::<String>(id.as_str()) {
+            v.set(name, Value::Str(text.clone()));
+        }
     }
     v
 }
@@ -257,7 +294,7 @@ pub fn build_model(
     a: &ArgMatches,
     data: Option<MatRef<'_, f64>>,
 ) -> Result<Model, CliError> {
-    let v = values(m, a);
+    let v = values(a);
     // Parameters are checked before any data is read, and named by their flag.
     (m.resolve)(&v).map_err(|e| flag_error(m, e))?;
     let read = |path: &str| -> Result<Mat<f64>, CliError> {
@@ -331,6 +368,18 @@ pub fn build_model(
                     e.in_file(path)
                 }
             })
+        }
+        (_, None) if data.is_none() && m.name == "kpca-nystrom" && input != "-" => {
+            // Streamed: the file is read in chunks, three times, never whole.
+            let embedding = flag("embedding");
+            let spin = progress::Spinner::start(&format!("fitting {}", m.name));
+            spin.follow_library(&format!("fitting {}", m.name));
+            let model = crate::stream::fit_nystrom(&v, &input, embedding.as_deref(), |e| match e {
+                oose::Error::InvalidParameter { .. } => flag_error(m, e),
+                other => CliError::from(other),
+            });
+            spin.finish();
+            model
         }
         (_, None) => {
             let x = read(&input)?;

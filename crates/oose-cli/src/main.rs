@@ -8,6 +8,7 @@ mod fit;
 mod plot;
 mod progress;
 mod report;
+mod stream;
 
 pub use oose_cli::{io, say, CliError};
 

@@ -13,7 +13,15 @@ pub fn fit(args: &[String]) -> Result<(), CliError> {
         .ok_or_else(|| CliError::usage("--output FILE is required (where to write the model)"))?;
     let model = fit::build_model(m, &a, None)?;
     std::fs::write(&output, model.to_bytes())
-        .map_err(|e| CliError::data(format!("{output}: cannot write model: {e}")))
+        .map_err(|e| CliError::data(format!("{output}: cannot write model: {e}")))?;
+    // The embedding, unless a streamed fit has written it already.
+    if let Some(path) = a.get_one::<String>("embedding") {
+        let y = oose::methods::OutOfSample::embedding(&model);
+        if y.nrows() > 0 {
+            crate::io::write_matrix(path, y)?;
+        }
+    }
+    Ok(())
 }
 
 /// `oose compare METHOD …`: hold out, fit, extend, retrain, print (maths §9).

@@ -174,7 +174,7 @@ fn isomap_and_landmark_mds_fit_extend_and_report() {
     );
     let info = String::from_utf8_lossy(&oose(&["info", &lm]).stdout).to_string();
     assert!(
-        info.contains("n_landmarks: 50") && info.contains("landmarks: maxmin"),
+        info.contains("n_landmarks: 50") && info.contains("landmarks: max-min"),
         "{info}"
     );
     let few = p(&d, "few.csv");

@@ -29,6 +29,8 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::{Arc, Mutex};
 
+mod nystrom;
+
 /// A library error as the `ValueError` Python users expect, with the same message.
 fn value_error(e: oose::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -289,7 +291,7 @@ impl PyModel {
         format!(
             "<oose model: {}, {} training points, {} components>",
             self.inner.method(),
-            self.inner.embedding().nrows(),
+            self.inner.fitted().training_rows(),
             self.inner.n_components()
         )
     }
@@ -528,13 +530,16 @@ fn fit(
     verbose: bool,
 ) -> PyResult<PyModel> {
     let threads = pool(n_jobs)?;
-    let info = MethodInfo::named(method).map_err(value_error)?;
     let mut bag = Values::new();
     for (k, v) in params.iter() {
         let k: String = k.extract()?;
         let v = to_value(&k, &v)?;
         bag.set(&k, v);
     }
+    // `kpca` with `n_landmarks` is its landmark form, `kpca-nystrom`.
+    let info = MethodInfo::named(method)
+        .and_then(|m| m.routed(&bag))
+        .map_err(value_error)?;
     let kind = Proximity::from_name(input).map_err(value_error)?;
     let rows = Rows::new(&x, "X")?;
     let f = values
@@ -637,6 +642,8 @@ fn dataset<'py>(
 #[pymodule]
 fn _oose(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyModel>()?;
+    m.add_class::<nystrom::PyNystromPlan>()?;
+    m.add_class::<nystrom::PyNystromSums>()?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(methods, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;

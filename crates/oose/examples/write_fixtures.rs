@@ -596,6 +596,33 @@ fn fixtures() -> Vec<Fixture> {
             z,
             true,
         ),
+        // 0.5.0: kernel PCA through landmarks, and P-greedy landmarks (no new format).
+        fix(
+            "kpca-nystrom",
+            oose::methods::kernel_pca::NystromKpca {
+                n_components: 3,
+                n_landmarks: 30,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            false,
+        ),
+        fix(
+            "landmark-mds-p-greedy",
+            oose::methods::landmark_mds::LandmarkMds {
+                n_landmarks: 20,
+                landmarks: oose::methods::landmark_mds::Landmarks::PGreedy,
+                ..Default::default()
+            }
+            .fit(x)
+            .unwrap()
+            .into(),
+            z,
+            true,
+        ),
     ]
 }
 

@@ -95,6 +95,24 @@ impl Rng {
     }
 }
 
+impl Rng {
+    /// `k` distinct indices from `0..n`, in increasing order, in O(k) memory (Floyd's
+    /// algorithm): for sampling a few rows of a very large N.
+    pub fn sample_sparse(&mut self, n: usize, k: usize) -> Vec<usize> {
+        let k = k.min(n);
+        let mut set = std::collections::HashSet::with_capacity(k);
+        for j in n - k..n {
+            let t = self.below(j + 1);
+            if !set.insert(t) {
+                set.insert(j);
+            }
+        }
+        let mut idx: Vec<usize> = set.into_iter().collect();
+        idx.sort_unstable();
+        idx
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -228,6 +228,16 @@ impl MatrixReader {
         &self.name
     }
 
+    /// The number of rows and columns where the header tells them (`.npy`), before
+    /// any row is read; `None` for CSV.
+    pub fn shape(&self) -> Option<(usize, usize)> {
+        match &self.kind {
+            Kind::Npy { rows_left, .. } => Some((self.rows_read + rows_left, self.width?)),
+            Kind::Whole { data, .. } => Some((data.nrows(), data.ncols())),
+            Kind::Csv { .. } => None,
+        }
+    }
+
     /// Rows of the current width that fit in one chunk's byte budget.
     fn budget_rows(&self, max_rows: usize) -> usize {
         let w = self.width.unwrap_or(1).max(1);

@@ -58,7 +58,7 @@ _ESTIMATORS = (
     Autoencoder,
     VariationalAutoencoder,
 )
-_BY_METHOD = {cls._method: cls for cls in _ESTIMATORS}
+_BY_METHOD = {m: cls for cls in _ESTIMATORS for m in getattr(cls, "_methods", (cls._method,))}
 for _cls in _ESTIMATORS:
     _document_runtime(_cls)
 

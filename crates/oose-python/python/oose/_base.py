@@ -432,7 +432,8 @@ class OoseEstimator(BaseEstimator):
 
     @classmethod
     def _from_model(cls, model, where, params):
-        if cls._method and model.method != cls._method:
+        methods = getattr(cls, "_methods", (cls._method,))
+        if cls._method and model.method not in methods:
             raise ValueError(
                 f"{where}: holds a {model.method} model, not {cls._method} "
                 f"(use oose.load or oose.from_bytes to get the matching estimator)"

@@ -114,6 +114,27 @@ class KernelPCA(_StrategyOption, _Embedding):
     lowrank_tolerance : float, optional
         The relative bound of ``extension="auto"`` (default 1e-8); an error with the
         other choices.
+    n_landmarks : int, optional
+        A Nyström fit through ``n_landmarks`` landmarks (maths §11; the model is
+        ``kpca-nystrom``): memory O(r² + chunk) whatever N, every point (training or
+        new) placed from its r kernel values; :meth:`fit_chunks` streams data larger
+        than memory, :func:`oose.dask.fit_kernel_pca` runs it on a cluster. ``None``
+        (default): the exact fit on all N points. ``solver`` must stay ``"auto"`` and
+        ``extension`` ``"exact"`` with landmarks.
+    landmarks : str, default="p-greedy"
+        With ``n_landmarks``: ``p-greedy`` (largest power function first: the pivots
+        of the kernel's pivoted Cholesky factorisation), ``random`` or ``max-min``,
+        chosen on a uniform sample of ``landmark_sample`` rows.
+    landmark_sample : int, default=10000
+        With ``n_landmarks``: rows of the uniform sample the landmark choice, ε =
+        ``"auto"`` and the novelty score use when N is larger.
+    random_state : int, RandomState, Generator or None, default=0
+        With ``n_landmarks``: seed of the sample and of random and max-min landmarks.
+
+    With ``n_landmarks``, ``info_["n_landmarks"]`` is the number of landmarks kept
+    (landmarks the kernel cannot tell apart at ``rank_tolerance`` are dropped) and
+    ``info_["missed_trace"]`` the share of the kernel's trace over the training rows
+    that they miss (0: the Nyström kernel is exact there).
 
     Examples
     --------
@@ -143,6 +164,10 @@ class KernelPCA(_StrategyOption, _Embedding):
         strategy="projection",
         extension="exact",
         lowrank_tolerance=None,
+        n_landmarks=None,
+        landmarks="p-greedy",
+        landmark_sample=10000,
+        random_state=0,
         n_jobs=None,
         verbose=False,
     ):
@@ -159,11 +184,57 @@ class KernelPCA(_StrategyOption, _Embedding):
         self.strategy = strategy
         self.extension = extension
         self.lowrank_tolerance = lowrank_tolerance
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.landmark_sample = landmark_sample
+        self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    #: the exact fit, and the Nyström fit with ``n_landmarks``
+    _methods = ("kpca", "kpca-nystrom")
+
     def _pairwise(self):
         return self.kernel == "precomputed"
+
+    def _core_params(self):
+        """Without ``n_landmarks`` the exact fit's parameters; with it the Nyström
+        fit's (``solver`` left out at its default, refused by name otherwise)."""
+        out = super()._core_params()
+        if self.n_landmarks is None:
+            for k in ("n_landmarks", "landmarks", "landmark_sample", "seed"):
+                out.pop(k, None)
+            return out
+        if self.solver != "auto":
+            raise ValueError(
+                f"solver: the Nyström fit (n_landmarks={self.n_landmarks}) solves an r×r "
+                f"eigenproblem and has no solver choice; leave solver='auto', got {self.solver!r}"
+            )
+        out.pop("solver")
+        return out
+
+    def fit_chunks(self, chunks):
+        """The Nyström fit (``n_landmarks`` set) on data given in chunks of rows:
+        memory O(r² + chunk) in the core, whatever the number of rows.
+
+        The chunks are read three times (a uniform sample for the landmarks, the
+        sums, the embedding), so ``chunks`` must be re-iterable: a list of arrays, or
+        a callable returning a fresh iterator of arrays (e.g. reading a file). The
+        model equals ``fit`` of the stacked rows (to rounding); ``embedding_`` holds
+        the training embedding (N×d).
+
+        Parameters
+        ----------
+        chunks : iterable of array-like, or callable returning one
+            Arrays of shape (n_i, n_features), in row order.
+
+        Returns
+        -------
+        self : object
+        """
+        from ._nystrom import fit_chunks
+
+        return fit_chunks(self, chunks)
 
     def _extend_options(self):
         return {
@@ -273,7 +344,10 @@ class LandmarkMDS(_StrategyOption, _Embedding):
     n_landmarks : int, default=500
         Number of landmarks (at most the number of training points).
     landmarks : str, default="max-min"
-        ``max-min`` (farthest point) or ``random``.
+        ``max-min`` (farthest point), ``random`` or ``p-greedy`` (largest power
+        function of the gaussian kernel at ε = auto first, on a sample of 10000 rows
+        for larger N; may stop before ``n_landmarks`` where the kernel's numerical
+        rank is lower, maths §11).
     random_state : int, RandomState, Generator or None, default=0
         Seed of the landmark choice: an int is the seed (the result is deterministic given it);
         ``None`` draws a fresh seed from the operating system's entropy, a

@@ -1,4 +1,5 @@
-"""Out-of-sample extension of Dask arrays, block by block on the workers.
+"""Out-of-sample extension of Dask arrays, block by block on the workers, and kernel
+PCA's Nyström fit as a reduction over a Dask array's blocks (:func:`fit_kernel_pca`).
 
 Extension is sample-wise, so a Dask array of new points is extended one row block at a
 time, each block where it lives, and the result is a Dask array with the same row
@@ -23,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["transform"]
+__all__ = ["fit_kernel_pca", "transform"]
 
 
 def _extend_block(estimator, block, names, return_diagnostics):
@@ -109,3 +110,73 @@ def transform(estimator, X, *, return_diagnostics=False):
     coords = out[:, :d]
     diag = {n: out[:, d + i] for i, n in enumerate(names)}
     return coords, diag
+
+
+def _block_sums(plan, block):
+    """One block's Nyström sums (in the plan's blocks of rows, as on one machine)."""
+    from ._nystrom import add_sums, checked
+
+    return add_sums(plan, plan.empty_sums(), checked(block, None, "block"))
+
+
+def fit_kernel_pca(estimator, X):
+    """Fits ``estimator`` (a :class:`oose.KernelPCA` with ``n_landmarks``) through
+    landmarks on the rows of the 2-D Dask array ``X``, on the cluster (maths §11).
+
+    A uniform sample of ``landmark_sample`` rows comes to the client, which chooses the
+    landmarks (the plan); every block's sums (one r×r matrix and an r-vector) are
+    computed where the block lives, with the plan sent to each worker once; the client
+    adds them in block order and solves the r×r eigenproblem. The model equals
+    ``estimator.fit(X.compute())`` to rounding (the same sums in another grouping:
+    1e-12 relative), and no worker ever holds more than a block and the plan.
+
+    Returns the training embedding as a lazy Dask array with ``X``'s row chunks
+    (:func:`transform` of ``X``); the estimator is fitted in place (its
+    ``embedding_`` is empty, 0×d: the embedding is the returned array).
+
+    Parameters
+    ----------
+    estimator : oose.KernelPCA
+        An estimator with ``n_landmarks`` set (fitted in place).
+    X : dask.array.Array of shape (n_samples, n_features)
+        The training points, chunked by rows.
+
+    Returns
+    -------
+    embedding : dask.array.Array of shape (n_samples, n_components)
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import oose, oose.dask
+    >>> X = da.from_array(oose.datasets.swiss_roll(20_000, random_state=0), chunks=(5_000, 3))
+    >>> est = oose.KernelPCA(n_components=2, n_landmarks=200)
+    >>> Y = oose.dask.fit_kernel_pca(est, X)
+    >>> Y.shape, est.info_["n_landmarks"] <= 200
+    ((20000, 2), True)
+    """
+    import dask
+    import dask.array as da
+
+    from . import _oose
+    from ._nystrom import nystrom_params
+
+    params = nystrom_params(estimator)
+    X = da.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X: expected a 2-D Dask array, got {X.ndim} dimension(s)")
+    n, width = X.shape
+    if n < 2 or width < 1:
+        raise ValueError(f"X: need at least 2 rows and 1 column, got shape {X.shape}")
+    X = X.rechunk({1: -1})
+    rows = _oose.NystromPlan.sample_rows(params, n)
+    sample = np.require(X[np.asarray(rows)].compute(), np.float64, ["C_CONTIGUOUS", "ALIGNED"])
+    plan = _oose.NystromPlan(params, sample, rows, n)
+    key = dask.delayed(plan, pure=True, traverse=False)
+    parts = dask.compute(*[dask.delayed(_block_sums, pure=True)(key, b) for b in X.to_delayed().ravel()])
+    sums = plan.empty_sums()
+    for p in parts:
+        sums.add(p)
+    estimator._fitted(plan.finish(sums, sample))
+    estimator.n_features_in_ = width
+    return transform(estimator, X)

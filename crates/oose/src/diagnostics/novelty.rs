@@ -79,6 +79,13 @@ impl Pending {
         Pending(std::sync::Mutex::new(novelty))
     }
 
+    /// Puts a score to be taken once.
+    pub(crate) fn set(&self, novelty: Option<Novelty>) {
+        if let Ok(mut n) = self.0.lock() {
+            *n = novelty;
+        }
+    }
+
     /// The score, once.
     pub(crate) fn take(&self) -> Option<Novelty> {
         self.0.lock().ok().and_then(|mut n| n.take())

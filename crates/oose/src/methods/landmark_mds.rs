@@ -21,30 +21,7 @@ use crate::validate;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
-/// How landmarks are chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum Landmarks {
-    /// n distinct points uniformly at random (seeded).
-    Random,
-    /// Max–min: a random first landmark, then repeatedly the point farthest from the
-    /// landmarks chosen so far (spreads landmarks over the data).
-    #[default]
-    MaxMin,
-}
-
-impl Landmarks {
-    /// Parses `random` or `max-min`.
-    pub fn from_name(name: &str) -> Result<Landmarks> {
-        validate::named(
-            "landmarks",
-            name,
-            &[
-                ("random", Landmarks::Random),
-                ("max-min", Landmarks::MaxMin),
-            ],
-        )
-    }
-}
+pub use crate::methods::landmarks::Landmarks;
 
 /// Landmark MDS parameters.
 ///
@@ -96,36 +73,6 @@ pub struct FittedLandmarkMds {
     embedding: StoredMat,
 }
 
-/// Max–min landmark indices: the first at random, then farthest-point.
-fn max_min(x: MatRef<'_, f64>, n: usize, rng: &mut Rng) -> Vec<usize> {
-    let big_n = x.nrows();
-    let mut chosen = vec![rng.below(big_n)];
-    let mut nearest = vec![f64::INFINITY; big_n];
-    while chosen.len() < n {
-        let last = *chosen.last().expect("non-empty");
-        let mut best = (0usize, -1.0f64);
-        for (i, d) in nearest.iter_mut().enumerate() {
-            let d2: f64 = (0..x.ncols())
-                .map(|c| {
-                    let t = x[(i, c)] - x[(last, c)];
-                    t * t
-                })
-                .sum();
-            if d2 < *d {
-                *d = d2;
-            }
-            if *d > best.1 {
-                best = (i, *d);
-            }
-        }
-        if best.1 <= 0.0 {
-            break; // every point coincides with a landmark
-        }
-        chosen.push(best.0);
-    }
-    chosen
-}
-
 impl LandmarkMds {
     /// Fits on the rows of `x` (N×D).
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLandmarkMds> {
@@ -137,10 +84,7 @@ impl LandmarkMds {
         // More landmarks than points: every point is a landmark (= classical MDS).
         let n_landmarks = self.n_landmarks.min(big_n);
         let mut rng = Rng::new(self.seed);
-        let indices = match self.landmarks {
-            Landmarks::Random => rng.sample_indices(big_n, n_landmarks),
-            Landmarks::MaxMin => max_min(x, n_landmarks, &mut rng),
-        };
+        let indices = self.choose(x, n_landmarks, &mut rng)?;
         let l = Mat::from_fn(indices.len(), x.ncols(), |i, j| x[(indices[i], j)]);
         let d2 = self_sq_distances(l.as_ref(), Par::rayon(0));
         let gamma = Mat::from_fn(l.nrows(), l.nrows(), |i, j| -0.5 * d2[(i, j)]);
@@ -164,6 +108,32 @@ impl LandmarkMds {
         let all = fitted.extend_with(x, Strategy::Projection)?;
         fitted.embedding = StoredMat::from_mat(all.coordinates.as_ref());
         Ok(fitted)
+    }
+}
+
+impl LandmarkMds {
+    /// The landmark rows of `x`. P-greedy runs on a random sample of
+    /// [`SAMPLE`](crate::methods::landmarks::SAMPLE) rows when N is larger, with the
+    /// gaussian kernel at ε = `auto` of that sample (maths §11); it may stop before
+    /// `n` landmarks where the kernel's numerical rank on the sample is lower.
+    fn choose(&self, x: MatRef<'_, f64>, n: usize, rng: &mut Rng) -> Result<Vec<usize>> {
+        if self.landmarks != Landmarks::PGreedy {
+            return Ok(self
+                .landmarks
+                .choose(x, n, crate::kernel::Kernel::default(), 0.0, rng));
+        }
+        let big_n = x.nrows();
+        let rows = if big_n > crate::methods::landmarks::SAMPLE {
+            rng.sample_indices(big_n, crate::methods::landmarks::SAMPLE)
+        } else {
+            (0..big_n).collect()
+        };
+        let sample = Mat::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)]);
+        let kernel = crate::kernel::Kernel::default().resolve(sample.as_ref())?;
+        let chosen = self
+            .landmarks
+            .choose(sample.as_ref(), n, kernel, 1e-12, rng);
+        Ok(chosen.into_iter().map(|i| rows[i]).collect())
     }
 }
 
@@ -257,16 +227,6 @@ impl OutOfSample for FittedLandmarkMds {
     }
 }
 
-impl Landmarks {
-    /// The name used by every interface.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Landmarks::Random => "random",
-            Landmarks::MaxMin => "max-min",
-        }
-    }
-}
-
 impl Method for LandmarkMds {
     type Fitted = FittedLandmarkMds;
     const NAME: &'static str = "landmark-mds";
@@ -283,7 +243,7 @@ impl Method for LandmarkMds {
         ParamSpec::new(
             "landmarks",
             "landmark-choice",
-            Kind::Choice(&["random", "max-min"]),
+            Kind::Choice(&Landmarks::NAMES),
             "How landmarks are chosen.",
         ),
         SEED,
@@ -327,20 +287,8 @@ impl Fitted for FittedLandmarkMds {
     fn info(&self, v: &mut Vec<(String, String)>) {
         let p = &self.params;
         v.push(("n_landmarks".into(), self.indices.len().to_string()));
-        v.push((
-            "landmarks".into(),
-            format!("{:?}", p.landmarks).to_lowercase(),
-        ));
+        v.push(("landmarks".into(), p.landmarks.name().to_string()));
         v.push(("seed".into(), p.seed.to_string()));
         cmds_info(&self.core, v, true);
-    }
-}
-
-impl crate::model::params::Named for Landmarks {
-    fn name(&self) -> &'static str {
-        Landmarks::name(self)
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        Landmarks::from_name(s)
     }
 }

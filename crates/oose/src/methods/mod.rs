@@ -7,6 +7,7 @@ pub mod interpolate;
 pub mod isomap;
 pub mod kernel_pca;
 pub mod landmark_mds;
+pub mod landmarks;
 pub mod lle;
 pub mod mds;
 pub mod mvu;

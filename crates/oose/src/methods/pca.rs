@@ -84,15 +84,7 @@ impl Pca {
             .map_err(|e| Error::Eigensolver(format!("SVD failed: {e:?}")))?;
         let s = svd.S().column_vector();
         let eigenvalues: Vec<f64> = (0..d).map(|j| s[j] * s[j]).collect();
-        let tol = self.rank_tolerance * (s[0] * s[0]);
-        if eigenvalues[d - 1] <= tol || eigenvalues[d - 1] <= 0.0 {
-            return Err(Error::NotEnoughPositiveEigenvalues {
-                requested: d,
-                available: eigenvalues.iter().filter(|&&v| v > tol && v > 0.0).count(),
-                value: eigenvalues[d - 1],
-                tolerance: tol,
-            });
-        }
+        crate::linalg::eigen::require_positive(&eigenvalues, d, self.rank_tolerance)?;
         let mut scores = Mat::from_fn(n, d, |i, j| svd.U()[(i, j)] * s[j]);
         let flipped = apply_sign_rule(scores.as_mut());
         let components = Mat::from_fn(dim, d, |i, j| {

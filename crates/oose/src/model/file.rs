@@ -2,7 +2,6 @@
 
 use super::{check_annotations, finite, params, FittedMethod, MethodInfo, Model, Novelty, Values};
 use crate::error::{ModelError, Result};
-use crate::methods::OutOfSample;
 use crate::metric::Metric;
 use serde::Deserialize;
 
@@ -227,7 +226,7 @@ impl Model {
             .map_err(|e| ModelError::Corrupted(format!("annotations: {e}")))?;
         let info = MethodInfo::named(self.method())?;
         let mut v = Values::new();
-        let n = self.embedding().nrows() as u64;
+        let n = self.fitted().training_rows() as u64;
         if self.metric != Metric::Euclidean && !info.metric {
             return Err(ModelError::Corrupted(format!(
                 "a {} model with metric {}",

@@ -116,6 +116,11 @@ pub trait Method: Default + Sized {
     /// `Self::default()`'s values).
     const SPECS: &'static [ParamSpec];
 
+    /// The registered method fitted instead when `n_landmarks` is given (kernel PCA's
+    /// Nyström fit, `kpca-nystrom`): [`Model::fit`](super::Model::fit) and the
+    /// interfaces route there, so `kpca` with landmarks is the landmark form.
+    const LANDMARK_FORM: Option<&'static str> = None;
+
     /// Every parameter's value, in the order of [`Method::specs`].
     fn values(&self) -> ParamList;
 
@@ -345,6 +350,12 @@ pub trait Fitted: OutOfSample {
             Some(x) => Novelty::fit(x),
             None => crate::diagnostics::novelty::from_input(input),
         }
+    }
+
+    /// Number of training rows N: the embedding's rows, unless the model streamed its
+    /// embedding out instead of keeping it (a Nyström fit read in chunks).
+    fn training_rows(&self) -> usize {
+        self.embedding().nrows()
     }
 
     /// Cluster labels of the training points (clustering methods).

@@ -123,6 +123,8 @@ registry! {
     Autoencoder(crate::methods::autoencoder::FittedAutoencoder) = crate::methods::autoencoder::Autoencoder;
     /// Variational autoencoder (appended).
     Vae(crate::methods::autoencoder::FittedVae) = crate::methods::autoencoder::VariationalAutoencoder;
+    /// Kernel PCA through landmarks (appended).
+    KpcaNystrom(crate::methods::kernel_pca::FittedNystromKpca) = crate::methods::kernel_pca::NystromKpca;
 }
 
 /// A fitted model: the fitted method and the novelty score fitted with it (maths §18).
@@ -161,6 +163,8 @@ pub struct MethodInfo {
     pub fit: fn(&Values, Input<'_>) -> Result<Model>,
     /// What the contract test checks (see [`Method::configurations`]).
     pub configurations: fn() -> Vec<Configuration>,
+    /// The method fitted instead when `n_landmarks` is given ([`Method::LANDMARK_FORM`]).
+    pub landmark_form: Option<&'static str>,
 }
 
 impl std::fmt::Debug for MethodInfo {
@@ -310,6 +314,24 @@ impl MethodInfo {
             resolve: resolve_of::<P>,
             fit: fit_of::<P>,
             configurations: P::configurations,
+            landmark_form: P::LANDMARK_FORM,
+        }
+    }
+
+    /// The method that fits `values`: this one, or its landmark form when `values`
+    /// give `n_landmarks` (kernel PCA with landmarks is `kpca-nystrom`).
+    ///
+    /// ```
+    /// use oose::model::{params::Values, MethodInfo};
+    /// let kpca = MethodInfo::named("kpca").unwrap();
+    /// assert_eq!(kpca.routed(&Values::new()).unwrap().name, "kpca");
+    /// let v = Values::new().with("n_landmarks", 100usize);
+    /// assert_eq!(kpca.routed(&v).unwrap().name, "kpca-nystrom");
+    /// ```
+    pub fn routed(&'static self, values: &Values) -> Result<&'static MethodInfo> {
+        match self.landmark_form {
+            Some(form) if values.contains("n_landmarks") => MethodInfo::named(form),
+            _ => Ok(self),
         }
     }
 
@@ -413,7 +435,7 @@ impl Model {
     /// assert!(e.to_string().contains("metric"), "{e}");
     /// ```
     pub fn fit(method: &str, values: &Values, input: Input<'_>) -> Result<Model> {
-        (MethodInfo::named(method)?.fit)(values, input)
+        (MethodInfo::named(method)?.routed(values)?.fit)(values, input)
     }
 
     /// How the model compares points (maths §19): applied to every new row first.
@@ -473,7 +495,7 @@ impl Model {
             ("format_version".into(), FORMAT_VERSION.to_string()),
             ("n_components".into(), self.n_components().to_string()),
             ("input_width".into(), self.input_width().to_string()),
-            ("n_train".into(), self.embedding().nrows().to_string()),
+            ("n_train".into(), self.fitted().training_rows().to_string()),
         ];
         if self.metric != Metric::Euclidean {
             v.push(("metric".into(), self.metric.name().into()));

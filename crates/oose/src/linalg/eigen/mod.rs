@@ -287,6 +287,21 @@ pub fn top_eigen(a: MatRef<'_, f64>, k: usize, solver: Solver) -> Result<Eigen> 
     Ok(out)
 }
 
+/// Checks that the `d`-th of the eigenvalues `values` (largest first) is positive and
+/// above `tolerance` × the largest, else names how many are.
+pub(crate) fn require_positive(values: &[f64], d: usize, tolerance: f64) -> Result<()> {
+    let floor = tolerance * values[0].max(0.0);
+    if values[d - 1] <= floor || values[d - 1] <= 0.0 {
+        return Err(Error::NotEnoughPositiveEigenvalues {
+            requested: d,
+            available: values.iter().filter(|&&v| v > floor && v > 0.0).count(),
+            value: values[d - 1],
+            tolerance: floor,
+        });
+    }
+    Ok(())
+}
+
 /// Flips each column so that its entry of largest absolute value is positive (maths §3).
 /// Ties in magnitude go to the first such entry.
 pub fn apply_sign_rule(mut v: faer::MatMut<'_, f64>) -> Vec<bool> {

@@ -29,7 +29,9 @@ use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 mod low_rank;
+mod nystrom;
 use crate::extend::low_rank::LowRankParts;
+pub use nystrom::{FittedNystromKpca, InMemory, NystromKpca, NystromPlan, NystromSums, Rows, Sink};
 
 /// Kernel PCA parameters.
 ///
@@ -227,15 +229,7 @@ impl KernelPca {
         if eig.note.is_none() {
             eig.note = fallback_note;
         }
-        let tol = self.rank_tolerance * eig.values[0].max(0.0);
-        if eig.values[d - 1] <= tol || eig.values[d - 1] <= 0.0 {
-            return Err(Error::NotEnoughPositiveEigenvalues {
-                requested: d,
-                available: eig.values.iter().filter(|&&v| v > tol && v > 0.0).count(),
-                value: eig.values[d - 1],
-                tolerance: tol,
-            });
-        }
+        crate::linalg::eigen::require_positive(&eig.values, d, self.rank_tolerance)?;
         let sqrt_l: Vec<f64> = eig.values.iter().map(|v| v.sqrt()).collect();
         let u = eig.vectors;
         let embedding = Mat::from_fn(n, d, |i, j| u[(i, j)] * sqrt_l[j]);
@@ -510,6 +504,7 @@ impl Method for KernelPca {
     type Fitted = FittedKernelPca;
     const NAME: &'static str = "kpca";
     const ABOUT: &'static str = "Kernel PCA with Nyström extension (maths §3)";
+    const LANDMARK_FORM: Option<&'static str> = Some(NystromKpca::NAME);
 
     const SPECS: &'static [ParamSpec] = &join::<10>(&[
         NO_PARAMS,

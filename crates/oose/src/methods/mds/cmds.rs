@@ -62,16 +62,8 @@ impl Cmds {
         crate::progress::check()?;
         let mut b = gamma;
         let eig = top_eigen(b.as_ref(), d, solver)?;
-        let top = eig.values[0].max(0.0);
-        let floor = tol * top;
-        if eig.values[d - 1] <= floor || eig.values[d - 1] <= 0.0 {
-            return Err(Error::NotEnoughPositiveEigenvalues {
-                requested: d,
-                available: eig.values.iter().filter(|&&v| v > floor && v > 0.0).count(),
-                value: eig.values[d - 1],
-                tolerance: floor,
-            });
-        }
+        crate::linalg::eigen::require_positive(&eig.values, d, tol)?;
+        let floor = tol * eig.values[0].max(0.0);
         let mut negative_eigenvalues = Vec::new();
         let psd = match definiteness {
             Definiteness::Psd => true,

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Kernel PCA through landmarks (issue 18), one run of each:
+#  1. landmark quality at equal r (100, 300): Procrustes error of the Nyström embedding
+#     against the exact kernel PCA embedding, Swiss roll N = 20000, d = 10, gaussian
+#     ε auto: P-greedy, max-min, random (mean of 3 seeds) and scikit-learn's
+#     Nystroem + PCA (mean of 3 seeds);
+#  2. scale: `oose fit kpca --landmarks 500 --components 10` streamed from a .npy file
+#     of N = 10⁷ Swiss-roll points (wall time and peak RSS from /usr/bin/time), and at
+#     N = 10⁶ oose (Python, in memory) against scikit-learn's Nystroem(500) + PCA(10);
+#  3. the 10⁷ fit on a Dask LocalCluster (2 worker processes), embedding written with
+#     dask.array.to_npy_stack.
+# Set NYSTROM_N to change 10⁷ (e.g. 2000000 for a quick look). Needs .venv (scripts/test
+# creates it; dask and scikit-learn are in tests/python/requirements.txt).
+. "$(dirname "$0")/common.sh"
+PY=.venv/bin/python
+BIG=${NYSTROM_N:-10000000}
+dataset swiss-roll 20000 0 "$tmp/q.npy" --noise 0.05
+echo "== landmark quality (N = 20000, d = 10)"
+"$PY" benches/peers/nystrom_suite.py quality "$tmp/q.npy" | tee "$tmp/quality.json"
+
+echo "== scale"
+dataset swiss-roll 1000000 1 "$tmp/m.npy" --noise 0.05
+dataset swiss-roll "$BIG" 2 "$tmp/big.npy" --noise 0.05
+/usr/bin/time -v ./target/release/oose fit kpca --landmarks 500 --components 10 \
+  --input "$tmp/big.npy" --output "$tmp/big.oose" --embedding "$tmp/big_y.npy" 2> "$tmp/time.log"
+wall=$(grep "Elapsed (wall clock)" "$tmp/time.log" | awk '{print $NF}')
+rss=$(grep "Maximum resident set size" "$tmp/time.log" | awk '{print $NF}')
+eps=$(./target/release/oose info "$tmp/big.oose" | sed -n 's/^epsilon: //p')
+echo "oose CLI, N = $BIG, r = 500, d = 10: wall $wall, peak RSS $((rss / 1024)) MiB (epsilon $eps)"
+./target/release/oose info "$tmp/big.oose" | grep -E "n_landmarks|missed_trace|eigenvalues"
+rm -f "$tmp/big_y.npy"
+"$PY" benches/peers/nystrom_suite.py oose "$tmp/m.npy" 500 10 | tee "$tmp/oose_m.json"
+"$PY" benches/peers/nystrom_suite.py sklearn "$tmp/m.npy" 500 10 "$eps" | tee "$tmp/sk_m.json"
+"$PY" - "$tmp/oose_m.json" "$tmp/sk_m.json" <<'PYEOF'
+import json, sys
+o, s = (json.load(open(p)) for p in sys.argv[1:])
+print(f"N = 10^6: oose {o['seconds']:.1f} s (peak RSS {o['peak_rss_gib']:.2f} GiB), "
+      f"scikit-learn Nystroem+PCA {s['seconds']:.1f} s (peak RSS {s['peak_rss_gib']:.2f} GiB): "
+      f"oose {s['seconds']/o['seconds']:.1f}x faster (target >= 5x)")
+PYEOF
+
+echo "== Dask LocalCluster (2 processes), N = $BIG"
+"$PY" benches/peers/nystrom_suite.py dask "$tmp/big.npy" 500 10 "$tmp/dask_y" | tee "$tmp/dask.json"

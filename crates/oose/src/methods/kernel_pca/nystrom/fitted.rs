@@ -1,0 +1,271 @@
+//! The fitted Nyström model: extension through the landmarks, and the registry's
+//! contract.
+
+use super::{FittedNystromKpca, NystromKpca, LANDMARK_SPECS};
+use crate::diagnostics::novelty::Novelty;
+use crate::error::Result;
+use crate::extend::{by_chunks, Extension};
+use crate::kernel::distance::row_sq_norms;
+use crate::kernel::params::KERNEL_SPECS;
+use crate::methods::OutOfSample;
+use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method};
+use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
+use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
+use crate::validate;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
+
+impl FittedNystromKpca {
+    /// The parameters, with the kernel's ε as used.
+    pub fn params(&self) -> &NystromKpca {
+        &self.plan.params
+    }
+
+    /// The d eigenvalues of the (centred) Nyström kernel matrix, largest first.
+    pub fn eigenvalues(&self) -> &[f64] {
+        &self.eigenvalues
+    }
+
+    /// Number of training rows N.
+    pub fn n_train(&self) -> usize {
+        self.plan.n_train
+    }
+
+    /// The landmarks kept (r×D), in pivot order.
+    pub fn landmarks(&self) -> MatRef<'_, f64> {
+        self.plan.landmarks.view()
+    }
+
+    /// The landmarks' rows among the training rows.
+    pub fn landmark_indices(&self) -> &[usize] {
+        &self.plan.indices
+    }
+
+    /// The share of the kernel's trace over the training rows that the landmarks miss,
+    /// Σ P_P(x_i)² / Σ k(x_i, x_i) (0: the Nyström kernel is exact on the training set).
+    pub fn missed_trace(&self) -> f64 {
+        if self.trace > 0.0 {
+            self.missed / self.trace
+        } else {
+            0.0
+        }
+    }
+
+    /// Whether the training embedding is kept (false after a streamed fit).
+    pub fn keeps_embedding(&self) -> bool {
+        self.embedding.nrows() == self.plan.n_train
+    }
+
+    /// Coordinates of the rows of `z`: k_P(z)ᵀ L⁻ᵀ V_d − V_dᵀ f̄. Row by row.
+    pub fn coordinates(&self, z: MatRef<'_, f64>, par: Par) -> Mat<f64> {
+        let kernel = self.plan.params.kernel;
+        let z_sq = row_sq_norms(z);
+        let kz = kernel.block(
+            z,
+            &z_sq,
+            self.plan.landmarks.view(),
+            &self.plan.landmark_sq,
+            par,
+        );
+        self.project(kz.as_ref(), par)
+    }
+
+    fn project(&self, kz: MatRef<'_, f64>, par: Par) -> Mat<f64> {
+        let mut y = Mat::<f64>::zeros(kz.nrows(), self.eigenvalues.len());
+        matmul(
+            y.as_mut(),
+            Accum::Replace,
+            kz,
+            self.projector.view(),
+            1.0,
+            par,
+        );
+        for (j, b) in self.offset.iter().enumerate() {
+            y.col_as_slice_mut(j).iter_mut().for_each(|v| *v -= b);
+        }
+        y
+    }
+
+    fn extend_block(&self, z: MatRef<'_, f64>) -> Extension {
+        let (f, kz, kzz) = self.plan.features(z, Par::Seq);
+        let y = self.project(kz.as_ref(), Par::Seq);
+        let m = z.nrows();
+        let mut residual = Vec::with_capacity(m);
+        let mut reconstruction_error = Vec::with_capacity(m);
+        for i in 0..m {
+            let (mut norm2, mut centred2) = (0.0, 0.0);
+            for (j, mu) in self.mean.iter().enumerate() {
+                norm2 += f[(i, j)] * f[(i, j)];
+                centred2 += (f[(i, j)] - mu) * (f[(i, j)] - mu);
+            }
+            let y2: f64 = (0..y.ncols()).map(|j| y[(i, j)] * y[(i, j)]).sum();
+            let res = (kzz[i] - norm2).max(0.0);
+            residual.push(res);
+            reconstruction_error.push(res + (centred2 - y2).max(0.0));
+        }
+        Extension {
+            coordinates: y,
+            residual,
+            reconstruction_error,
+            extra: Vec::new(),
+        }
+    }
+
+    pub(crate) fn is_consistent(&self) -> bool {
+        let p = &self.plan;
+        let r = p.rank();
+        let d = self.eigenvalues.len();
+        d >= 1
+            && r >= d
+            && p.landmarks.is_consistent()
+            && p.landmark_sq.len() == r
+            && p.linv_t.is_shape(r, r)
+            && p.shift.len() == r
+            && p.indices.len() == r
+            && self.mean.len() == r
+            && self.projector.is_shape(r, d)
+            && self.vectors.is_shape(r, d)
+            && self.offset.len() == d
+            && self.embedding.is_consistent()
+            && self.embedding.ncols() == d
+            && (self.embedding.nrows() == p.n_train || self.embedding.nrows() == 0)
+    }
+}
+
+impl OutOfSample for FittedNystromKpca {
+    /// The training embedding; empty (0×d) after a streamed fit, whose embedding went to
+    /// the sink (extend the training rows to have it again: the same coordinates).
+    fn embedding(&self) -> MatRef<'_, f64> {
+        self.embedding.view()
+    }
+
+    /// Through the landmarks: r kernel values per row. `residual` is the Nyström power
+    /// function P_P(z)² (what the landmarks do not represent), `reconstruction_error`
+    /// adds the part of the feature vector outside the d components.
+    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        validate::columns("new points", new, self.plan.landmarks.ncols())?;
+        validate::finite("new points", new)?;
+        let d = self.eigenvalues.len();
+        by_chunks(new, self.plan.rank(), d, |_, z| Ok(self.extend_block(z)))
+    }
+
+    fn input_width(&self) -> usize {
+        self.plan.landmarks.ncols()
+    }
+
+    fn n_components(&self) -> usize {
+        self.eigenvalues.len()
+    }
+}
+
+const CENTERING: ParamSpec = ParamSpec::new(
+    "centering",
+    "centering",
+    Kind::Bool,
+    "Centre the feature vectors with the training mean (`false`: uncentred).",
+);
+
+impl Method for NystromKpca {
+    type Fitted = FittedNystromKpca;
+    const NAME: &'static str = "kpca-nystrom";
+    const ABOUT: &'static str = "Kernel PCA fitted through landmarks (Nyström, maths §11)";
+
+    const SPECS: &'static [ParamSpec] = &join::<13>(&[
+        NO_PARAMS,
+        &[N_COMPONENTS],
+        &KERNEL_SPECS,
+        &[CENTERING],
+        &LANDMARK_SPECS,
+        &[RANK_TOLERANCE],
+    ]);
+
+    crate::params_as_data!(NystromKpca {
+        n_components,
+        kernel,
+        centering,
+        n_landmarks,
+        landmarks,
+        landmark_sample,
+        seed,
+        rank_tolerance
+    });
+
+    fn configurations() -> Vec<crate::model::method::Configuration> {
+        use crate::model::method::Configuration;
+        let c = |label, choice: &str| {
+            Configuration::exact(
+                label,
+                Values::new()
+                    .with("n_landmarks", 60usize)
+                    .with("landmarks", choice),
+            )
+        };
+        vec![
+            c("p-greedy", "p-greedy"),
+            c("random", "random"),
+            c("max-min", "max-min"),
+            Configuration::exact(
+                "uncentred-laplacian",
+                Values::new()
+                    .with("n_landmarks", 40usize)
+                    .with("kernel", "laplacian")
+                    .with("centering", false),
+            ),
+        ]
+    }
+
+    fn fit_input(&self, input: Input<'_>) -> Result<FittedNystromKpca> {
+        crate::model::method::points_only(input, Self::NAME, |x| self.fit(x))
+    }
+}
+
+impl Fitted for FittedNystromKpca {
+    crate::fitted_basics!();
+
+    fn fit_warnings(&self) -> &[String] {
+        &self.warnings.0
+    }
+
+    /// Fitted on the landmark sample (a uniform sample of the training rows, or all of
+    /// them), handed over once by the fit.
+    fn novelty(&self, _input: Option<Input<'_>>) -> Option<Novelty> {
+        self.novelty.take()
+    }
+
+    fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
+        opts.refuse_all_but(&[], |o| match o {
+            "extension" => "a Nyström model extends through its landmarks already".into(),
+            o => no_such_option(NystromKpca::NAME, o),
+        })
+    }
+
+    fn info(&self, v: &mut Vec<(String, String)>) {
+        let p = &self.plan.params;
+        v.push(("kernel".into(), p.kernel.name().into()));
+        if let Some(e) = p.kernel.epsilon() {
+            v.push(("epsilon".into(), format!("{e:?}")));
+        }
+        v.push(("centering".into(), p.centering.to_string()));
+        v.push(("n_landmarks".into(), self.plan.rank().to_string()));
+        v.push(("landmarks".into(), p.landmarks.name().into()));
+        v.push((
+            "landmark_sample".into(),
+            p.landmark_sample
+                .max(p.n_landmarks)
+                .min(self.plan.n_train)
+                .to_string(),
+        ));
+        v.push(("missed_trace".into(), format!("{:e}", self.missed_trace())));
+        v.push(("eigenvalues".into(), fmt_list(&self.eigenvalues)));
+        v.push(("embedding_kept".into(), self.keeps_embedding().to_string()));
+        v.push(("rank_tolerance".into(), format!("{:?}", p.rank_tolerance)));
+    }
+
+    fn eigenvalues(&self) -> Option<&[f64]> {
+        Some(&self.eigenvalues)
+    }
+
+    fn training_rows(&self) -> usize {
+        self.plan.n_train
+    }
+}

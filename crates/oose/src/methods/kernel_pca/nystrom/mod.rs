@@ -1,0 +1,651 @@
+//! Kernel PCA fitted through landmarks (Nyström; maths §11): memory O(r² + chunk)
+//! whatever N, so the fit streams over data larger than memory, on one machine or as a
+//! reduction on a cluster.
+//!
+//! With landmarks P (r rows) and K_PP = L Lᵀ (pivoted Cholesky with the rank tolerance;
+//! landmarks the arithmetic cannot tell apart are dropped), every point z has the
+//! feature vector f(z) = L⁻¹ k_P(z) ∈ ℝʳ: the Nyström kernel is k^P(a, b) = f(a)ᵀ f(b).
+//! Kernel PCA of k^P on the N training points is PCA of their feature vectors:
+//! M = Σ_i (f_i − f̄)(f_i − f̄)ᵀ (r×r; uncentred: Σ f_i f_iᵀ) = V Λ Vᵀ, and
+//! y(z) = V_dᵀ (f(z) − f̄) for training and new points alike. (SPEC §11 writes
+//! Λ^{−1/2} in front; that would give every coordinate unit norm over the training set
+//! instead of λ_j, so it is dropped here: with all points as landmarks this is exactly
+//! kernel PCA, which the tests check.)
+//!
+//! The fit reads the data three times, chunk by chunk: a uniform sample (the landmark
+//! choice, ε = `auto`, and the novelty score), the sums (M and f̄: one r×r and one r
+//! vector, added chunk by chunk in order), and the embedding (y of every training row).
+//! The sums are taken about the sample's mean feature vector, so the centring does not
+//! cancel digits.
+
+use super::super::landmarks::{Landmarks, SAMPLE};
+use crate::diagnostics::novelty::{Novelty, Pending};
+use crate::error::{Error, Result};
+use crate::kernel::distance::row_sq_norms;
+use crate::kernel::Kernel;
+use crate::linalg::eigen::{top_eigen, Solver};
+use crate::linalg::pivoted_cholesky::pivoted_cholesky;
+use crate::linalg::stored::StoredMat;
+use crate::model::method::Transient;
+use crate::model::params::{Kind, ParamSpec};
+use crate::rng::Rng;
+use crate::validate;
+use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
+use faer::{Accum, Mat, MatRef, Par};
+use serde::{Deserialize, Serialize};
+
+/// Kernel PCA through landmarks (a Nyström fit).
+///
+/// ```
+/// use oose::methods::kernel_pca::NystromKpca;
+/// use oose::methods::OutOfSample;
+/// let x = oose::datasets::swiss_roll(3000, 0.0, false, 0).points;
+/// let m = NystromKpca { n_landmarks: 200, ..Default::default() }.fit(x.as_ref()).unwrap();
+/// assert_eq!(m.embedding().nrows(), 3000);
+/// let again = m.extend(x.as_ref().subrows(0, 10)).unwrap().coordinates;
+/// assert!((again - m.embedding().subrows(0, 10)).norm_max() < 1e-12);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NystromKpca {
+    /// Embedding dimension d (default 2).
+    pub n_components: usize,
+    /// The kernel (default gaussian with ε = `auto`, chosen on the sample); positive
+    /// definite kernels only.
+    pub kernel: Kernel,
+    /// Centre the features with the training mean (default true).
+    pub centering: bool,
+    /// Number of landmarks r (default 500).
+    pub n_landmarks: usize,
+    /// Landmark choice (default P-greedy).
+    pub landmarks: Landmarks,
+    /// Rows the landmark choice, ε = `auto` and the novelty score look at: a uniform
+    /// sample when N is larger (default 10000; at least `n_landmarks`).
+    pub landmark_sample: usize,
+    /// Seed of the sample and of random and max–min landmarks (default 0).
+    pub seed: u64,
+    /// Relative tolerance: landmarks whose pivot falls below it, and eigenvalues below
+    /// `rank_tolerance · λ₁`, count as 0 (default 1e-12).
+    pub rank_tolerance: f64,
+}
+
+impl Default for NystromKpca {
+    fn default() -> Self {
+        NystromKpca {
+            n_components: 2,
+            kernel: Kernel::default(),
+            centering: true,
+            n_landmarks: 500,
+            landmarks: Landmarks::PGreedy,
+            landmark_sample: SAMPLE,
+            seed: 0,
+            rank_tolerance: 1e-12,
+        }
+    }
+}
+
+/// Where a streamed fit sends each chunk's training coordinates: `(first_row, y)`.
+pub type Sink<'a> = &'a mut dyn FnMut(usize, MatRef<'_, f64>) -> Result<()>;
+
+/// Rows read chunk by chunk, in order (a matrix in memory, a file, a cluster's blocks).
+pub trait Rows {
+    /// (N, D).
+    fn shape(&self) -> (usize, usize);
+    /// Calls `f(first_row, chunk)` for consecutive chunks that cover every row once, in
+    /// order.
+    fn for_each_chunk(
+        &mut self,
+        f: &mut dyn FnMut(usize, MatRef<'_, f64>) -> Result<()>,
+    ) -> Result<()>;
+}
+
+/// A matrix in memory, in chunks of [`NystromPlan::chunk_rows`] rows.
+pub struct InMemory<'a>(pub MatRef<'a, f64>, pub usize);
+
+impl Rows for InMemory<'_> {
+    fn shape(&self) -> (usize, usize) {
+        (self.0.nrows(), self.0.ncols())
+    }
+    fn for_each_chunk(
+        &mut self,
+        f: &mut dyn FnMut(usize, MatRef<'_, f64>) -> Result<()>,
+    ) -> Result<()> {
+        let n = self.0.nrows();
+        let step = self.1.max(1);
+        for s in (0..n).step_by(step) {
+            f(s, self.0.subrows(s, step.min(n - s)))?;
+        }
+        Ok(())
+    }
+}
+
+/// What the sums pass needs: the landmarks, their factor and the kernel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NystromPlan {
+    params: NystromKpca,
+    n_train: usize,
+    /// Landmark rows among the training rows (in the order kept), where known.
+    indices: Vec<usize>,
+    landmarks: StoredMat,
+    landmark_sq: Vec<f64>,
+    /// L⁻ᵀ (r×r): f(z) = (k_P(z)ᵀ L⁻ᵀ)ᵀ.
+    linv_t: StoredMat,
+    /// The sample's mean feature vector (zero when uncentred): the sums' origin.
+    shift: Vec<f64>,
+}
+
+/// The sums of one or more chunks (about the plan's shift μ₀): added in chunk order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NystromSums {
+    /// Rows summed.
+    pub n: usize,
+    /// Σ (f_i − μ₀) (r).
+    pub first: Vec<f64>,
+    /// Σ (f_i − μ₀)(f_i − μ₀)ᵀ (r×r).
+    pub second: StoredMat,
+    /// Σ k(x_i, x_i).
+    pub trace: f64,
+    /// Σ P_P(x_i)², the power functions of the training rows: the kernel's trace the
+    /// landmarks miss.
+    pub missed: f64,
+}
+
+/// Encodes with postcard (the model file's payload encoding; no header).
+fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    postcard::to_allocvec(v).expect("serialising to memory cannot fail")
+}
+
+/// Decodes what [`encode`] wrote, checking that every byte was read and that the sizes
+/// agree (`ok`).
+fn decode<'a, T: Deserialize<'a>>(
+    what: &str,
+    bytes: &'a [u8],
+    ok: impl Fn(&T) -> bool,
+) -> Result<T> {
+    let corrupted = |why: String| {
+        Error::Model(crate::error::ModelError::Corrupted(format!(
+            "{what}: {why}"
+        )))
+    };
+    let (v, rest) = postcard::take_from_bytes::<T>(bytes).map_err(|e| corrupted(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(corrupted(format!("{} bytes after the data", rest.len())));
+    }
+    if !ok(&v) {
+        return Err(corrupted("inconsistent sizes".into()));
+    }
+    Ok(v)
+}
+
+impl NystromSums {
+    /// The sums as bytes (to move them between processes: a cluster's reduction).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// Sums from [`NystromSums::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<NystromSums> {
+        decode("Nyström sums", bytes, |s: &NystromSums| {
+            s.second.is_consistent() && s.second.is_shape(s.first.len(), s.first.len())
+        })
+    }
+
+    /// Adds `other` (the next chunks' sums).
+    pub fn add(&mut self, other: &NystromSums) -> Result<()> {
+        if other.first.len() != self.first.len() {
+            return Err(Error::Shape {
+                what: "Nyström sums",
+                expected: format!("{} landmarks", self.first.len()),
+                got: format!("{}", other.first.len()),
+            });
+        }
+        self.n += other.n;
+        self.first
+            .iter_mut()
+            .zip(&other.first)
+            .for_each(|(a, b)| *a += b);
+        let r = self.first.len();
+        let mut s = self.second.view().to_owned();
+        s += other.second.view();
+        self.second = StoredMat::from_mat(s.as_ref());
+        debug_assert_eq!(s.nrows(), r);
+        self.trace += other.trace;
+        self.missed += other.missed;
+        Ok(())
+    }
+}
+
+/// A kernel PCA fitted through landmarks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FittedNystromKpca {
+    plan: NystromPlan,
+    /// f̄ (r; zero when uncentred).
+    mean: Vec<f64>,
+    eigenvalues: Vec<f64>,
+    /// L⁻ᵀ V_d (r×d): y(z) = k_P(z)ᵀ A − b.
+    projector: StoredMat,
+    /// b = V_dᵀ f̄.
+    offset: Vec<f64>,
+    /// V_d (r×d), for the diagnostics.
+    vectors: StoredMat,
+    trace: f64,
+    missed: f64,
+    /// The training embedding (N×d); 0×d when it was streamed out instead.
+    embedding: StoredMat,
+    #[serde(skip)]
+    novelty: Pending,
+    #[serde(skip)]
+    warnings: Transient<Vec<String>>,
+}
+
+impl NystromKpca {
+    fn check(&self, n: usize, width: usize) -> Result<()> {
+        if self.kernel == Kernel::Precomputed || !self.kernel.is_positive_definite(width) {
+            return Err(Error::param(
+                "kernel",
+                format!(
+                    "a Nyström fit needs a positive definite kernel on points, not {}",
+                    self.kernel.name()
+                ),
+            ));
+        }
+        if !(self.rank_tolerance >= 0.0 && self.rank_tolerance < 1.0) {
+            return Err(Error::param(
+                "rank_tolerance",
+                format!("must be in [0, 1), got {}", self.rank_tolerance),
+            ));
+        }
+        if self.n_landmarks == 0 {
+            return Err(Error::param("n_landmarks", "must be at least 1, got 0"));
+        }
+        if self.n_components == 0 || self.n_components > self.n_landmarks.min(n) {
+            return Err(Error::param(
+                "n_components",
+                format!(
+                    "must be between 1 and the number of landmarks and of points ({}), got {}",
+                    self.n_landmarks.min(n),
+                    self.n_components
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The sample's rows among N (all of them when N is at most the sample size), in
+    /// increasing order; O(sample) memory.
+    pub fn sample_rows(&self, n: usize) -> Vec<usize> {
+        let size = self.landmark_sample.max(self.n_landmarks);
+        if n <= size {
+            return (0..n).collect();
+        }
+        Rng::new(self.seed).sample_sparse(n, size)
+    }
+
+    /// The landmarks and their factor from the `sample` rows (`rows`: their indices
+    /// among the N training rows, from [`NystromKpca::sample_rows`]).
+    pub fn plan(&self, sample: MatRef<'_, f64>, rows: &[usize], n: usize) -> Result<NystromPlan> {
+        validate::finite_nonempty("training data", sample)?;
+        self.check(n, sample.ncols())?;
+        if rows.len() != sample.nrows() {
+            return Err(Error::Shape {
+                what: "sample row indices",
+                expected: format!("{} indices", sample.nrows()),
+                got: format!("{}", rows.len()),
+            });
+        }
+        let kernel = self.kernel.resolve(sample)?;
+        // The seed's stream after the sample draw, so that the choice differs from it.
+        let mut rng = Rng::new(self.seed ^ 0x6c61_6e64_6d61_726b);
+        let chosen = self.landmarks.choose(
+            sample,
+            self.n_landmarks,
+            kernel,
+            self.rank_tolerance,
+            &mut rng,
+        );
+        let p = Mat::from_fn(chosen.len(), sample.ncols(), |i, j| sample[(chosen[i], j)]);
+        let kpp = kernel.gram(p.as_ref(), Par::Seq);
+        let chol = pivoted_cholesky(kpp.as_ref(), self.rank_tolerance);
+        let r = chol.rank();
+        if r < self.n_components {
+            return Err(Error::param(
+                "n_components",
+                format!(
+                    "the landmarks span {r} dimension(s) of the kernel's feature space; \
+                     fewer than the {} asked (add landmarks or lower n_components)",
+                    self.n_components
+                ),
+            ));
+        }
+        let keep = &chol.pivots;
+        let landmarks = Mat::from_fn(r, p.ncols(), |i, j| p[(keep[i], j)]);
+        let mut linv = Mat::<f64>::identity(r, r);
+        solve_lower_triangular_in_place(chol.l(), linv.as_mut(), Par::Seq);
+        let linv_t = linv.transpose().to_owned();
+        let mut plan = NystromPlan {
+            params: NystromKpca {
+                kernel,
+                ..self.clone()
+            },
+            n_train: n,
+            indices: keep.iter().map(|&i| rows[chosen[i]]).collect(),
+            landmark_sq: row_sq_norms(landmarks.as_ref()),
+            landmarks: StoredMat::from_mat(landmarks.as_ref()),
+            linv_t: StoredMat::from_mat(linv_t.as_ref()),
+            shift: vec![0.0; r],
+        };
+        if self.centering {
+            let f = plan.features(sample, Par::rayon(0)).0;
+            plan.shift = (0..r)
+                .map(|j| f.col_as_slice(j).iter().sum::<f64>() / f.nrows() as f64)
+                .collect();
+        }
+        Ok(plan)
+    }
+
+    /// Fits on the rows of `x` (N×D) in memory; the embedding is stored.
+    pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedNystromKpca> {
+        validate::finite_nonempty("training data", x)?;
+        self.fit_rows(&mut InMemory(x, usize::MAX), None)
+    }
+
+    /// Fits on `source`, reading it three times chunk by chunk (memory O(r² + chunk)).
+    /// With `sink`, each chunk's training coordinates go to `sink(first_row, y)` and the
+    /// model keeps no embedding; without, the model keeps it (N×d).
+    pub fn fit_rows(
+        &self,
+        source: &mut dyn Rows,
+        mut sink: Option<Sink<'_>>,
+    ) -> Result<FittedNystromKpca> {
+        let (n, width) = source.shape();
+        if n == 0 || width == 0 {
+            return Err(Error::Empty {
+                what: "training data",
+                rows: n,
+                cols: width,
+            });
+        }
+        self.check(n, width)?;
+        let rows = self.sample_rows(n);
+        let mut sample = Mat::<f64>::zeros(rows.len(), width);
+        let mut next = 0;
+        source.for_each_chunk(&mut |start, chunk| {
+            finite_from(start, chunk)?;
+            while next < rows.len() && rows[next] < start + chunk.nrows() {
+                sample
+                    .as_mut()
+                    .row_mut(next)
+                    .copy_from(chunk.row(rows[next] - start));
+                next += 1;
+            }
+            Ok(())
+        })?;
+        crate::progress::report(|| format!("Nyström: choosing landmarks on {} rows", rows.len()));
+        let plan = self.plan(sample.as_ref(), &rows, n)?;
+        let mut sums = plan.empty_sums();
+        let step = plan.chunk_rows();
+        let mut done = 0usize;
+        source.for_each_chunk(&mut |_, chunk| {
+            for s in (0..chunk.nrows()).step_by(step) {
+                let part = chunk.subrows(s, step.min(chunk.nrows() - s));
+                sums.add(&plan.sums(part)?)?;
+            }
+            done += chunk.nrows();
+            crate::progress::report(|| format!("Nyström: sums {done}/{n} rows"));
+            crate::progress::check()
+        })?;
+        let mut fitted = plan.finish_with_sample(&sums, sample.as_ref())?;
+        drop(sample);
+        let d = fitted.eigenvalues.len();
+        let mut stored = if sink.is_none() {
+            Mat::<f64>::zeros(n, d)
+        } else {
+            Mat::<f64>::zeros(0, d)
+        };
+        let mut done = 0usize;
+        source.for_each_chunk(&mut |start, chunk| {
+            for s in (0..chunk.nrows()).step_by(step) {
+                let part = chunk.subrows(s, step.min(chunk.nrows() - s));
+                let y = fitted.coordinates(part, Par::rayon(0));
+                match sink.as_mut() {
+                    Some(f) => f(start + s, y.as_ref())?,
+                    None => stored
+                        .as_mut()
+                        .subrows_mut(start + s, y.nrows())
+                        .copy_from(y.as_ref()),
+                }
+            }
+            done += chunk.nrows();
+            crate::progress::report(|| format!("Nyström: embedding {done}/{n} rows"));
+            crate::progress::check()
+        })?;
+        fitted.embedding = StoredMat::from_mat(stored.as_ref());
+        Ok(fitted)
+    }
+}
+
+impl FittedNystromKpca {
+    /// Fits the novelty score on `sample`, handed to the model once.
+    fn novelty_from(&self, sample: MatRef<'_, f64>) {
+        self.novelty.set(Novelty::fit(sample));
+    }
+}
+
+/// Checks that a chunk starting at row `start` is finite, naming the row of the whole.
+fn finite_from(start: usize, chunk: MatRef<'_, f64>) -> Result<()> {
+    validate::finite("training data", chunk).map_err(|e| match e {
+        Error::NonFinite {
+            what,
+            row,
+            col,
+            value,
+        } => Error::NonFinite {
+            what,
+            row: row + start,
+            col,
+            value,
+        },
+        e => e,
+    })
+}
+
+impl NystromPlan {
+    /// The plan as bytes (to send it to a cluster's workers once).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// A plan from [`NystromPlan::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<NystromPlan> {
+        decode("Nyström plan", bytes, |p: &NystromPlan| {
+            let r = p.landmarks.nrows();
+            p.landmarks.is_consistent()
+                && p.linv_t.is_consistent()
+                && p.linv_t.is_shape(r, r)
+                && p.landmark_sq.len() == r
+                && p.shift.len() == r
+                && p.indices.len() == r
+                && r >= p.params.n_components
+        })
+    }
+
+    /// Number of landmarks kept r.
+    pub fn rank(&self) -> usize {
+        self.landmarks.nrows()
+    }
+
+    /// Number of training rows N the plan was made for.
+    pub fn n_train(&self) -> usize {
+        self.n_train
+    }
+
+    /// Rows per block of the sums and embedding passes (about 32 MB of kernel values).
+    pub fn chunk_rows(&self) -> usize {
+        ((1usize << 22) / self.rank().max(1)).clamp(256, 1 << 16)
+    }
+
+    /// The kernel rows k_P(z) (m×r) and the feature vectors f(z) = L⁻¹ k_P(z) (m×r) of
+    /// the rows of `z`, and k(z, z).
+    fn features(&self, z: MatRef<'_, f64>, par: Par) -> (Mat<f64>, Mat<f64>, Vec<f64>) {
+        let kernel = self.params.kernel;
+        let z_sq = row_sq_norms(z);
+        let kz = kernel.block(z, &z_sq, self.landmarks.view(), &self.landmark_sq, par);
+        let mut f = Mat::<f64>::zeros(z.nrows(), self.rank());
+        matmul(
+            f.as_mut(),
+            Accum::Replace,
+            kz.as_ref(),
+            self.linv_t.view(),
+            1.0,
+            par,
+        );
+        let kzz = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
+        (f, kz, kzz)
+    }
+
+    /// Zero sums.
+    pub fn empty_sums(&self) -> NystromSums {
+        let r = self.rank();
+        NystromSums {
+            n: 0,
+            first: vec![0.0; r],
+            second: StoredMat::from_mat(Mat::<f64>::zeros(r, r).as_ref()),
+            trace: 0.0,
+            missed: 0.0,
+        }
+    }
+
+    /// The sums of the rows of `chunk` (a reduction: add them in chunk order).
+    pub fn sums(&self, chunk: MatRef<'_, f64>) -> Result<NystromSums> {
+        validate::columns("training data", chunk, self.landmarks.ncols())?;
+        validate::finite("training data", chunk)?;
+        let (mut f, _, kzz) = self.features(chunk, Par::rayon(0));
+        let mut missed = 0.0;
+        for (i, k) in kzz.iter().enumerate() {
+            let norm2: f64 = (0..f.ncols()).map(|j| f[(i, j)] * f[(i, j)]).sum();
+            missed += (k - norm2).max(0.0);
+        }
+        for (j, mu) in self.shift.iter().enumerate() {
+            f.col_as_slice_mut(j).iter_mut().for_each(|v| *v -= mu);
+        }
+        let r = self.rank();
+        let mut second = Mat::<f64>::zeros(r, r);
+        matmul(
+            second.as_mut(),
+            Accum::Replace,
+            f.transpose(),
+            f.as_ref(),
+            1.0,
+            Par::rayon(0),
+        );
+        Ok(NystromSums {
+            n: chunk.nrows(),
+            first: (0..r).map(|j| f.col_as_slice(j).iter().sum()).collect(),
+            second: StoredMat::from_mat(second.as_ref()),
+            trace: kzz.iter().sum(),
+            missed,
+        })
+    }
+
+    /// [`NystromPlan::finish`] with the novelty score fitted on `sample` (the rows the
+    /// plan was made from), as [`NystromKpca::fit_rows`] does: what a reduction run
+    /// elsewhere (a cluster) calls last.
+    pub fn finish_with_sample(
+        &self,
+        sums: &NystromSums,
+        sample: MatRef<'_, f64>,
+    ) -> Result<FittedNystromKpca> {
+        validate::columns("sample", sample, self.landmarks.ncols())?;
+        validate::finite("sample", sample)?;
+        let fitted = self.finish(sums)?;
+        fitted.novelty_from(sample);
+        Ok(fitted)
+    }
+
+    /// The model from the sums of all N training rows (its embedding is left empty:
+    /// extend the training rows, or use [`NystromKpca::fit_rows`]).
+    pub fn finish(&self, sums: &NystromSums) -> Result<FittedNystromKpca> {
+        let r = self.rank();
+        if sums.n != self.n_train || sums.first.len() != r || !sums.second.is_shape(r, r) {
+            return Err(Error::Shape {
+                what: "Nyström sums",
+                expected: format!("{} rows over {r} landmarks", self.n_train),
+                got: format!("{} rows over {} landmarks", sums.n, sums.first.len()),
+            });
+        }
+        let n = sums.n as f64;
+        let delta: Vec<f64> = sums.first.iter().map(|s| s / n).collect();
+        // Σ (f − f̄)(f − f̄)ᵀ = Σ (f − μ₀)(f − μ₀)ᵀ − N δ δᵀ with δ = f̄ − μ₀; uncentred
+        // (μ₀ = 0): Σ f fᵀ.
+        let s = sums.second.view();
+        let m = Mat::from_fn(r, r, |a, b| {
+            let v = 0.5 * (s[(a, b)] + s[(b, a)]);
+            if self.params.centering {
+                v - n * delta[a] * delta[b]
+            } else {
+                v
+            }
+        });
+        validate::computed_finite("Nyström sums", m.as_ref())?;
+        let d = self.params.n_components;
+        let eig = top_eigen(m.as_ref(), d, Solver::Dense)?;
+        crate::linalg::eigen::require_positive(&eig.values, d, self.params.rank_tolerance)?;
+        let mean: Vec<f64> = if self.params.centering {
+            self.shift.iter().zip(&delta).map(|(m, d)| m + d).collect()
+        } else {
+            vec![0.0; r]
+        };
+        let v = eig.vectors;
+        let mut a = Mat::<f64>::zeros(r, d);
+        matmul(
+            a.as_mut(),
+            Accum::Replace,
+            self.linv_t.view(),
+            v.as_ref(),
+            1.0,
+            Par::Seq,
+        );
+        let offset = (0..d)
+            .map(|j| (0..r).map(|i| v[(i, j)] * mean[i]).sum())
+            .collect();
+        Ok(FittedNystromKpca {
+            plan: self.clone(),
+            mean,
+            eigenvalues: eig.values,
+            projector: StoredMat::from_mat(a.as_ref()),
+            offset,
+            vectors: StoredMat::from_mat(v.as_ref()),
+            trace: sums.trace,
+            missed: sums.missed,
+            embedding: StoredMat::from_mat(Mat::<f64>::zeros(0, d).as_ref()),
+            novelty: Pending::default(),
+            warnings: Default::default(),
+        })
+    }
+}
+
+mod fitted;
+
+/// The landmark parameters (shared with the interfaces).
+pub(crate) const LANDMARK_SPECS: [ParamSpec; 4] = [
+    ParamSpec::new(
+        "n_landmarks",
+        "landmarks",
+        Kind::Int,
+        "Number of landmarks r (a Nyström fit: memory O(r² + chunk), any N).",
+    ),
+    ParamSpec::new(
+        "landmarks",
+        "landmark-choice",
+        Kind::Choice(&Landmarks::NAMES),
+        "How landmarks are chosen (on the sample).",
+    ),
+    ParamSpec::new(
+        "landmark_sample",
+        "landmark-sample",
+        Kind::Int,
+        "Rows of the uniform sample the landmark choice, ε = auto and the novelty score \
+         use when N is larger.",
+    ),
+    crate::model::specs::SEED,
+];
