@@ -9,10 +9,17 @@
 #     N = 10⁶ oose (Python, in memory) against scikit-learn's Nystroem(500) + PCA(10);
 #  3. the 10⁷ fit on a Dask LocalCluster (2 worker processes), embedding written with
 #     dask.array.to_npy_stack.
-# Set NYSTROM_N to change 10⁷ (e.g. 2000000 for a quick look). Needs .venv (scripts/test
-# creates it; dask and scikit-learn are in tests/python/requirements.txt).
+# Set NYSTROM_N to change 10⁷ (e.g. 2000000 for a quick look). Environment:
+# .venv-nystrom (oose built in release by maturin, scikit-learn, dask[distributed]),
+# created here.
 . "$(dirname "$0")/common.sh"
-PY=.venv/bin/python
+if [ ! -x .venv-nystrom/bin/python ]; then
+  python3 -m venv .venv-nystrom
+  .venv-nystrom/bin/pip install -q numpy scikit-learn "dask[distributed]" "maturin>=1.7,<2"
+fi
+VIRTUAL_ENV="$PWD/.venv-nystrom" PATH="$PWD/.venv-nystrom/bin:$PATH" \
+  .venv-nystrom/bin/maturin develop --release --locked -m crates/oose-python/Cargo.toml 2>&1 | tail -n 1
+PY=.venv-nystrom/bin/python
 BIG=${NYSTROM_N:-10000000}
 dataset swiss-roll 20000 0 "$tmp/q.npy" --noise 0.05
 echo "== landmark quality (N = 20000, d = 10)"

@@ -1,4 +1,4 @@
-"""KernelPCA through landmarks (maths §11): n_landmarks routes to the Nyström fit, which
+"""KernelPCA through landmarks (maths §21): n_landmarks routes to the Nyström fit, which
 with every point a landmark is kernel PCA; fit_chunks equals fit; the plan and sums
 pickle; P-greedy landmarks beat random ones; refusals name the parameter."""
 

@@ -1,4 +1,4 @@
-//! The streamed Nyström fit of `oose fit kpca --landmarks R` (maths §11): the input
+//! The streamed Nyström fit of `oose fit kpca --landmarks R` (maths §21): the input
 //! file is read three times in chunks (sample, sums, embedding), so memory is
 //! O(r² + chunk) whatever its size; the training embedding goes to `--embedding`
 //! chunk by chunk.

@@ -687,3 +687,77 @@ fn kpca_extends_through_its_pivots_with_a_bound() {
         "kernel PCA",
     );
 }
+
+#[test]
+fn kpca_with_landmarks_is_a_streamed_nystrom_fit() {
+    let d = dir("nystrom");
+    let x = p(&d, "x.npy");
+    succeeds(&[
+        "dataset",
+        "swiss-roll",
+        "--n",
+        "3000",
+        "--seed",
+        "1",
+        "--output",
+        &x,
+    ]);
+    let (model, y) = (p(&d, "m.oose"), p(&d, "y.csv"));
+    succeeds(&[
+        "fit",
+        "kpca",
+        "--landmarks",
+        "60",
+        "--landmark-choice",
+        "max-min",
+        "--landmark-sample",
+        "1000",
+        "--components",
+        "3",
+        "--input",
+        &x,
+        "--output",
+        &model,
+        "--embedding",
+        &y,
+    ]);
+    let info = String::from_utf8_lossy(&succeeds(&["info", &model]).stdout).to_string();
+    for line in [
+        "method: kpca-nystrom",
+        "n_train: 3000",
+        "n_landmarks: 60",
+        "landmarks: max-min",
+        "landmark_sample: 1000",
+        "embedding_kept: false",
+    ] {
+        assert!(info.contains(line), "{line}\n{info}");
+    }
+    // The streamed embedding is the extension of the training rows.
+    let (_, streamed) = read_csv(&std::fs::read_to_string(&y).unwrap());
+    let out = succeeds(&["extend", &model, "--input", &x]);
+    let (_, again) = read_csv(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(streamed.len(), 3000);
+    let worst = streamed
+        .iter()
+        .zip(&again)
+        .flat_map(|(a, b)| a.iter().zip(b).map(|(u, v)| (u - v).abs()))
+        .fold(0.0f64, f64::max);
+    assert!(worst < 1e-12, "{worst:e}");
+    // An exact-fit flag with landmarks, and a low-rank extension of a Nyström model,
+    // are refused by name.
+    let out = oose(&[
+        "fit",
+        "kpca",
+        "--landmarks",
+        "20",
+        "--solver",
+        "dense",
+        "--input",
+        &x,
+        "--output",
+        &model,
+    ]);
+    fails(&out, 2, "solver");
+    let out = oose(&["extend", &model, "--input", &x, "--extension", "low-rank"]);
+    fails(&out, 2, "landmarks already");
+}

@@ -1,4 +1,4 @@
-//! The pieces of kernel PCA's Nyström fit (maths §11) for a fit orchestrated in Python:
+//! The pieces of kernel PCA's Nyström fit (maths §21) for a fit orchestrated in Python:
 //! chunks from an iterable, or a Dask array's blocks reduced on a cluster
 //! (`oose.dask.fit_kernel_pca`). A plan (landmarks and their factor) is made once from
 //! a sample; each chunk gives its sums; the sums add in chunk order; `finish` gives the

@@ -1,4 +1,4 @@
-//! Kernel PCA through landmarks (maths §11): with every point a landmark it is kernel
+//! Kernel PCA through landmarks (maths §21): with every point a landmark it is kernel
 //! PCA; streamed in any chunks, or reduced from partial sums in any grouping, it is the
 //! in-memory fit; P-greedy landmarks beat random ones at equal r; refusals by name.
 

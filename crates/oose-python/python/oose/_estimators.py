@@ -115,7 +115,7 @@ class KernelPCA(_StrategyOption, _Embedding):
         The relative bound of ``extension="auto"`` (default 1e-8); an error with the
         other choices.
     n_landmarks : int, optional
-        A Nyström fit through ``n_landmarks`` landmarks (maths §11; the model is
+        A Nyström fit through ``n_landmarks`` landmarks (maths §21; the model is
         ``kpca-nystrom``): memory O(r² + chunk) whatever N, every point (training or
         new) placed from its r kernel values; :meth:`fit_chunks` streams data larger
         than memory, :func:`oose.dask.fit_kernel_pca` runs it on a cluster. ``None``
@@ -347,7 +347,7 @@ class LandmarkMDS(_StrategyOption, _Embedding):
         ``max-min`` (farthest point), ``random`` or ``p-greedy`` (largest power
         function of the gaussian kernel at ε = auto first, on a sample of 10000 rows
         for larger N; may stop before ``n_landmarks`` where the kernel's numerical
-        rank is lower, maths §11).
+        rank is lower, maths §21).
     random_state : int, RandomState, Generator or None, default=0
         Seed of the landmark choice: an int is the seed (the result is deterministic given it);
         ``None`` draws a fresh seed from the operating system's entropy, a

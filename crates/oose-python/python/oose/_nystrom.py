@@ -1,4 +1,4 @@
-"""Kernel PCA's Nyström fit orchestrated in Python (maths §11): a sample, a plan (the
+"""Kernel PCA's Nyström fit orchestrated in Python (maths §21): a sample, a plan (the
 landmarks and their factor), the sums of every chunk added in order, the model, and the
 embedding of every chunk. ``KernelPCA.fit_chunks`` runs it over an iterable of arrays;
 ``oose.dask.fit_kernel_pca`` runs the same steps over a Dask array's blocks."""
@@ -33,11 +33,9 @@ def checked(chunk, width, what="chunk"):
 
 
 def add_sums(plan, sums, chunk):
-    """Adds the sums of ``chunk`` to ``sums`` in blocks of the plan's ``chunk_rows``
-    (as the single-machine fit does, so that memory stays O(r² + block))."""
-    step = plan.chunk_rows
-    for s in range(0, chunk.shape[0], step):
-        sums.add(plan.sums(chunk[s : s + step]))
+    """Adds the sums of ``chunk`` to ``sums`` (the core sums blocks of the plan's
+    ``chunk_rows`` rows in parallel and adds them in order)."""
+    sums.add(plan.sums(chunk))
     return sums
 
 

@@ -121,7 +121,7 @@ def _block_sums(plan, block):
 
 def fit_kernel_pca(estimator, X):
     """Fits ``estimator`` (a :class:`oose.KernelPCA` with ``n_landmarks``) through
-    landmarks on the rows of the 2-D Dask array ``X``, on the cluster (maths §11).
+    landmarks on the rows of the 2-D Dask array ``X``, on the cluster (maths §21).
 
     A uniform sample of ``landmark_sample`` rows comes to the client, which chooses the
     landmarks (the plan); every block's sums (one r×r matrix and an r-vector) are

@@ -114,7 +114,7 @@ impl LandmarkMds {
 impl LandmarkMds {
     /// The landmark rows of `x`. P-greedy runs on a random sample of
     /// [`SAMPLE`](crate::methods::landmarks::SAMPLE) rows when N is larger, with the
-    /// gaussian kernel at ε = `auto` of that sample (maths §11); it may stop before
+    /// gaussian kernel at ε = `auto` of that sample (maths §21); it may stop before
     /// `n` landmarks where the kernel's numerical rank on the sample is lower.
     fn choose(&self, x: MatRef<'_, f64>, n: usize, rng: &mut Rng) -> Result<Vec<usize>> {
         if self.landmarks != Landmarks::PGreedy {

@@ -26,7 +26,7 @@ pub enum Landmarks {
     MaxMin,
     /// P-greedy (De Marchi–Schaback–Wendland): repeatedly the point whose power
     /// function P_P(x)² = k(x, x) − k(x, P) K_PP⁻¹ k(P, x) is largest, i.e. the pivots
-    /// of the pivoted Cholesky factorisation of the kernel matrix (maths §11). Stops
+    /// of the pivoted Cholesky factorisation of the kernel matrix (maths §21). Stops
     /// early when every power function is below the rank tolerance: more landmarks
     /// would add nothing the arithmetic can resolve.
     PGreedy,

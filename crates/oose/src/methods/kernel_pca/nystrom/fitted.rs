@@ -168,7 +168,7 @@ const CENTERING: ParamSpec = ParamSpec::new(
 impl Method for NystromKpca {
     type Fitted = FittedNystromKpca;
     const NAME: &'static str = "kpca-nystrom";
-    const ABOUT: &'static str = "Kernel PCA fitted through landmarks (Nyström, maths §11)";
+    const ABOUT: &'static str = "Kernel PCA fitted through landmarks (Nyström, maths §21)";
 
     const SPECS: &'static [ParamSpec] = &join::<13>(&[
         NO_PARAMS,

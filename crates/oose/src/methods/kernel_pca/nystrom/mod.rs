@@ -1,4 +1,4 @@
-//! Kernel PCA fitted through landmarks (Nyström; maths §11): memory O(r² + chunk)
+//! Kernel PCA fitted through landmarks (Nyström; maths §21): memory O(r² + chunk)
 //! whatever N, so the fit streams over data larger than memory, on one machine or as a
 //! reduction on a cluster.
 //!
@@ -31,6 +31,7 @@ use crate::model::params::{Kind, ParamSpec};
 use crate::rng::Rng;
 use crate::validate;
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
@@ -141,7 +142,7 @@ pub struct NystromSums {
     pub n: usize,
     /// Σ (f_i − μ₀) (r).
     pub first: Vec<f64>,
-    /// Σ (f_i − μ₀)(f_i − μ₀)ᵀ (r×r).
+    /// Σ (f_i − μ₀)(f_i − μ₀)ᵀ (r×r; its lower triangle: the upper is not read).
     pub second: StoredMat,
     /// Σ k(x_i, x_i).
     pub trace: f64,
@@ -386,10 +387,7 @@ impl NystromKpca {
         let step = plan.chunk_rows();
         let mut done = 0usize;
         source.for_each_chunk(&mut |_, chunk| {
-            for s in (0..chunk.nrows()).step_by(step) {
-                let part = chunk.subrows(s, step.min(chunk.nrows() - s));
-                sums.add(&plan.sums(part)?)?;
-            }
+            sums.add(&plan.sums(chunk)?)?;
             done += chunk.nrows();
             crate::progress::report(|| format!("Nyström: sums {done}/{n} rows"));
             crate::progress::check()
@@ -404,16 +402,23 @@ impl NystromKpca {
         };
         let mut done = 0usize;
         source.for_each_chunk(&mut |start, chunk| {
-            for s in (0..chunk.nrows()).step_by(step) {
-                let part = chunk.subrows(s, step.min(chunk.nrows() - s));
-                let y = fitted.coordinates(part, Par::rayon(0));
+            validate::columns("training data", chunk, width)?;
+            finite_from(start, chunk)?;
+            let parts = in_blocks(
+                chunk,
+                step,
+                |_, part| Ok(fitted.coordinates(part, Par::Seq)),
+            )?;
+            let mut at = start;
+            for y in parts {
                 match sink.as_mut() {
-                    Some(f) => f(start + s, y.as_ref())?,
+                    Some(f) => f(at, y.as_ref())?,
                     None => stored
                         .as_mut()
-                        .subrows_mut(start + s, y.nrows())
+                        .subrows_mut(at, y.nrows())
                         .copy_from(y.as_ref()),
                 }
+                at += y.nrows();
             }
             done += chunk.nrows();
             crate::progress::report(|| format!("Nyström: embedding {done}/{n} rows"));
@@ -429,6 +434,27 @@ impl FittedNystromKpca {
     fn novelty_from(&self, sample: MatRef<'_, f64>) {
         self.novelty.set(Novelty::fit(sample));
     }
+}
+
+/// `f(first_row, block)` on consecutive blocks of `step` rows of `chunk`, as many at a
+/// time as there are threads, results in order.
+fn in_blocks<T: Send>(
+    chunk: MatRef<'_, f64>,
+    step: usize,
+    f: impl Fn(usize, MatRef<'_, f64>) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    let n = chunk.nrows();
+    let starts: Vec<usize> = (0..n).step_by(step.max(1)).collect();
+    let mut out = Vec::with_capacity(starts.len());
+    for group in starts.chunks(rayon::current_num_threads().max(1)) {
+        let parts: Vec<T> = group
+            .par_iter()
+            .map(|&s| f(s, chunk.subrows(s, step.min(n - s))))
+            .collect::<Result<_>>()?;
+        out.extend(parts);
+    }
+    Ok(out)
 }
 
 /// Checks that a chunk starting at row `start` is finite, naming the row of the whole.
@@ -491,11 +517,15 @@ impl NystromPlan {
         let z_sq = row_sq_norms(z);
         let kz = kernel.block(z, &z_sq, self.landmarks.view(), &self.landmark_sq, par);
         let mut f = Mat::<f64>::zeros(z.nrows(), self.rank());
-        matmul(
+        // L⁻ᵀ is upper triangular: half the products of a full one.
+        triangular::matmul(
             f.as_mut(),
+            BlockStructure::Rectangular,
             Accum::Replace,
             kz.as_ref(),
+            BlockStructure::Rectangular,
             self.linv_t.view(),
+            BlockStructure::TriangularUpper,
             1.0,
             par,
         );
@@ -516,35 +546,61 @@ impl NystromPlan {
     }
 
     /// The sums of the rows of `chunk` (a reduction: add them in chunk order).
+    ///
+    /// Blocks of [`NystromPlan::chunk_rows`] rows are summed in parallel (one thread
+    /// each) and added in order: the result does not depend on the thread count.
     pub fn sums(&self, chunk: MatRef<'_, f64>) -> Result<NystromSums> {
         validate::columns("training data", chunk, self.landmarks.ncols())?;
         validate::finite("training data", chunk)?;
-        let (mut f, _, kzz) = self.features(chunk, Par::rayon(0));
-        let mut missed = 0.0;
-        for (i, k) in kzz.iter().enumerate() {
-            let norm2: f64 = (0..f.ncols()).map(|j| f[(i, j)] * f[(i, j)]).sum();
-            missed += (k - norm2).max(0.0);
+        let mut total = self.empty_sums();
+        for part in in_blocks(chunk, self.chunk_rows(), |_, b| Ok(self.block_sums(b)))? {
+            total.add(&part)?;
         }
+        Ok(total)
+    }
+
+    /// The sums of one block, on one thread.
+    fn block_sums(&self, chunk: MatRef<'_, f64>) -> NystromSums {
+        let (mut f, _, kzz) = self.features(chunk, Par::Seq);
+        // Column by column (contiguous): each row's ‖f‖², then f − μ₀ and its sums.
+        let mut norm2 = vec![0.0; chunk.nrows()];
+        let mut first = Vec::with_capacity(self.rank());
         for (j, mu) in self.shift.iter().enumerate() {
-            f.col_as_slice_mut(j).iter_mut().for_each(|v| *v -= mu);
+            let col = f.col_as_slice_mut(j);
+            let mut sum = 0.0;
+            for (v, n2) in col.iter_mut().zip(norm2.iter_mut()) {
+                *n2 += *v * *v;
+                *v -= mu;
+                sum += *v;
+            }
+            first.push(sum);
         }
+        let missed = kzz
+            .iter()
+            .zip(&norm2)
+            .map(|(k, n2)| (k - n2).max(0.0))
+            .sum();
         let r = self.rank();
+        // Only the lower triangle of the symmetric Σ (f − μ₀)(f − μ₀)ᵀ: half the products.
         let mut second = Mat::<f64>::zeros(r, r);
-        matmul(
+        triangular::matmul(
             second.as_mut(),
+            BlockStructure::TriangularLower,
             Accum::Replace,
             f.transpose(),
+            BlockStructure::Rectangular,
             f.as_ref(),
+            BlockStructure::Rectangular,
             1.0,
-            Par::rayon(0),
+            Par::Seq,
         );
-        Ok(NystromSums {
+        NystromSums {
             n: chunk.nrows(),
-            first: (0..r).map(|j| f.col_as_slice(j).iter().sum()).collect(),
+            first,
             second: StoredMat::from_mat(second.as_ref()),
             trace: kzz.iter().sum(),
             missed,
-        })
+        }
     }
 
     /// [`NystromPlan::finish`] with the novelty score fitted on `sample` (the rows the
@@ -579,7 +635,7 @@ impl NystromPlan {
         // (μ₀ = 0): Σ f fᵀ.
         let s = sums.second.view();
         let m = Mat::from_fn(r, r, |a, b| {
-            let v = 0.5 * (s[(a, b)] + s[(b, a)]);
+            let v = s[(a.max(b), a.min(b))];
             if self.params.centering {
                 v - n * delta[a] * delta[b]
             } else {
