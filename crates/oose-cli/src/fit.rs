@@ -143,10 +143,16 @@ fn method_command(m: &MethodInfo, compare: bool) -> Command {
                 .iter()
                 .find(|(n, _)| *n == s.name)
                 .map_or(Value::None, |(_, v)| v.clone());
-            let mut a = param_arg(s, &d);
-            let help = format!("{} (a Nyström fit: `{}`)", s.help, form.name);
-            a = a.help(help);
-            c = c.arg(a);
+            let mut help = if s.name == "n_landmarks" {
+                format!("{} Fits `{}`.", s.help, form.name)
+            } else {
+                format!("With --landmarks: {}", s.help)
+            };
+            // No default for --landmarks itself: without it the fit is exact.
+            if d != Value::None && s.name != "n_landmarks" {
+                help.push_str(&format!(" [default: {d}]"));
+            }
+            c = c.arg(param_arg(s, &d).help(help));
         }
     }
     if !compare {

@@ -127,13 +127,18 @@ impl LowRank {
             y.col_as_slice_mut(j).iter_mut().for_each(|v| *v += o);
         }
         // W = K_zP L⁻ᵀ by a product (rows independent of the batch, like the
-        // projection's), not a blocked triangular solve.
+        // projection's), not a blocked triangular solve; L⁻ᵀ is upper triangular, so
+        // half the products of a full one (the recursion splits L⁻ᵀ only, never the
+        // rows).
         let mut w = Mat::<f64>::zeros(m, r);
-        matmul(
+        faer::linalg::matmul::triangular::matmul(
             w.as_mut(),
+            faer::linalg::matmul::triangular::BlockStructure::Rectangular,
             Accum::Replace,
             k_zp,
+            faer::linalg::matmul::triangular::BlockStructure::Rectangular,
             self.linv_t.as_ref(),
+            faer::linalg::matmul::triangular::BlockStructure::TriangularUpper,
             1.0,
             Par::Seq,
         );
