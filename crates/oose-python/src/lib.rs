@@ -260,6 +260,15 @@ fn to_dict<'py>(py: Python<'py>, values: &[(&'static str, Value)]) -> PyResult<B
     Ok(d)
 }
 
+/// What `__reduce__` returns: the class's `from_bytes` and the object's bytes.
+type Reduced<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>,));
+
+/// `__reduce__` of an object that pickles as its bytes, read back by its class's
+/// `from_bytes`.
+fn by_bytes<'py, T>(slf: &Bound<'py, T>, bytes: Bound<'py, PyBytes>) -> PyResult<Reduced<'py>> {
+    Ok((slf.as_any().get_type().getattr("from_bytes")?, (bytes,)))
+}
+
 /// Any fitted oose model. Pickles through the model file format.
 #[pyclass(name = "Model", module = "oose._oose", frozen)]
 pub struct PyModel {
@@ -279,12 +288,8 @@ impl PyModel {
         PyBytes::new(py, &self.inner.to_bytes())
     }
 
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let from_bytes = slf.get_type().getattr("from_bytes")?;
-        Ok((from_bytes, (slf.get().to_bytes(py),)))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        by_bytes(slf, slf.get().to_bytes(py))
     }
 
     fn __repr__(&self) -> String {

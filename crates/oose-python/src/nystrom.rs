@@ -4,7 +4,7 @@
 //! a sample; each chunk gives its sums; the sums add in chunk order; `finish` gives the
 //! model. Plans and sums pickle through their bytes.
 
-use crate::{guarded, to_value, value_error, PyModel, Rows};
+use crate::{by_bytes, guarded, to_value, value_error, PyModel, Reduced, Rows};
 use numpy::PyReadonlyArray2;
 use oose::methods::kernel_pca::{NystromKpca, NystromPlan, NystromSums};
 use oose::model::params::Values;
@@ -111,12 +111,8 @@ impl PyNystromPlan {
         guarded(|| NystromPlan::from_bytes(data)).map(|inner| PyNystromPlan { inner })
     }
 
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let from_bytes = slf.get_type().getattr("from_bytes")?;
-        Ok((from_bytes, (slf.get().to_bytes(py),)))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        by_bytes(slf, slf.get().to_bytes(py))
     }
 }
 
@@ -144,12 +140,7 @@ impl PyNystromSums {
         guarded(|| NystromSums::from_bytes(data)).map(|inner| PyNystromSums { inner })
     }
 
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let from_bytes = slf.get_type().getattr("from_bytes")?;
-        let bytes = slf.borrow().to_bytes(py);
-        Ok((from_bytes, (bytes,)))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        by_bytes(slf, slf.borrow().to_bytes(py))
     }
 }

@@ -2,6 +2,17 @@
 //! pivoted Cholesky for the residual kernel (maths §4), centring, Procrustes (maths §9),
 //! and the column-major matrix model files hold (`stored`).
 
+/// The product `a · b` in a new matrix, with parallelism `par`.
+pub(crate) fn product(
+    a: faer::MatRef<'_, f64>,
+    b: faer::MatRef<'_, f64>,
+    par: faer::Par,
+) -> faer::Mat<f64> {
+    let mut out = faer::Mat::<f64>::zeros(a.nrows(), b.ncols());
+    faer::linalg::matmul::matmul(out.as_mut(), faer::Accum::Replace, a, b, 1.0, par);
+    out
+}
+
 /// `impl LinOp<f64>` for a symmetric operator (it is its own conjugate transpose, so
 /// `apply` and `conj_apply` are both the product) of dimension `$n`, given by
 /// `$product(self, out, rhs)`: the shape faer's Lanczos takes.

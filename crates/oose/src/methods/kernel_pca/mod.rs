@@ -493,7 +493,9 @@ impl OutOfSample for FittedKernelPca {
     }
 }
 
-const CENTERING: ParamSpec = ParamSpec::new(
+/// Kernel PCA's centring (also the Nyström fit's: centring its features is
+/// double-centring its kernel matrix).
+pub(super) const CENTERING: ParamSpec = ParamSpec::new(
     "centering",
     "centering",
     Kind::Bool,

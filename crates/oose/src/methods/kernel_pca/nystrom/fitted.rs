@@ -9,11 +9,10 @@ use crate::kernel::distance::row_sq_norms;
 use crate::kernel::params::KERNEL_SPECS;
 use crate::methods::OutOfSample;
 use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method};
-use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
+use crate::model::params::{join, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::validate;
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef, Par};
 
 impl FittedNystromKpca {
     /// The parameters, with the kernel's ε as used.
@@ -71,15 +70,7 @@ impl FittedNystromKpca {
     }
 
     fn project(&self, kz: MatRef<'_, f64>, par: Par) -> Mat<f64> {
-        let mut y = Mat::<f64>::zeros(kz.nrows(), self.eigenvalues.len());
-        matmul(
-            y.as_mut(),
-            Accum::Replace,
-            kz,
-            self.projector.view(),
-            1.0,
-            par,
-        );
+        let mut y = crate::linalg::product(kz, self.projector.view(), par);
         for (j, b) in self.offset.iter().enumerate() {
             y.col_as_slice_mut(j).iter_mut().for_each(|v| *v -= b);
         }
@@ -158,13 +149,6 @@ impl OutOfSample for FittedNystromKpca {
     }
 }
 
-const CENTERING: ParamSpec = ParamSpec::new(
-    "centering",
-    "centering",
-    Kind::Bool,
-    "Centre the feature vectors with the training mean (`false`: uncentred).",
-);
-
 impl Method for NystromKpca {
     type Fitted = FittedNystromKpca;
     const NAME: &'static str = "kpca-nystrom";
@@ -174,7 +158,7 @@ impl Method for NystromKpca {
         NO_PARAMS,
         &[N_COMPONENTS],
         &KERNEL_SPECS,
-        &[CENTERING],
+        &[super::super::CENTERING],
         &LANDMARK_SPECS,
         &[RANK_TOLERANCE],
     ]);

@@ -30,7 +30,6 @@ use crate::model::method::Transient;
 use crate::model::params::{Kind, ParamSpec};
 use crate::rng::Rng;
 use crate::validate;
-use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, Mat, MatRef, Par};
@@ -652,15 +651,7 @@ impl NystromPlan {
             vec![0.0; r]
         };
         let v = eig.vectors;
-        let mut a = Mat::<f64>::zeros(r, d);
-        matmul(
-            a.as_mut(),
-            Accum::Replace,
-            self.linv_t.view(),
-            v.as_ref(),
-            1.0,
-            Par::Seq,
-        );
+        let a = crate::linalg::product(self.linv_t.view(), v.as_ref(), Par::Seq);
         let offset = (0..d)
             .map(|j| (0..r).map(|i| v[(i, j)] * mean[i]).sum())
             .collect();
