@@ -327,10 +327,12 @@ impl MethodInfo {
     /// assert_eq!(kpca.routed(&Values::new()).unwrap().name, "kpca");
     /// let v = Values::new().with("n_landmarks", 100usize);
     /// assert_eq!(kpca.routed(&v).unwrap().name, "kpca-nystrom");
+    /// let none = Values::new().with("n_landmarks", oose::model::params::Value::None);
+    /// assert_eq!(kpca.routed(&none).unwrap().name, "kpca");
     /// ```
     pub fn routed(&'static self, values: &Values) -> Result<&'static MethodInfo> {
         match self.landmark_form {
-            Some(form) if values.contains("n_landmarks") => MethodInfo::named(form),
+            Some(form) if values.is_set("n_landmarks") => MethodInfo::named(form),
             _ => Ok(self),
         }
     }

@@ -182,6 +182,11 @@ impl Values {
         self.map.contains_key(name)
     }
 
+    /// Whether `name` was given a value other than `None` (the method's default rule).
+    pub fn is_set(&self, name: &str) -> bool {
+        self.map.get(name).is_some_and(|v| *v != Value::None)
+    }
+
     /// The names given.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.map.keys().map(String::as_str)
