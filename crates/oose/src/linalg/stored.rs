@@ -57,6 +57,15 @@ impl StoredMat {
         }
     }
 
+    /// Adds `other` (of the same shape) entry by entry.
+    pub(crate) fn add_assign(&mut self, other: &StoredMat) {
+        debug_assert!(self.nrows == other.nrows && self.ncols == other.ncols);
+        self.data
+            .iter_mut()
+            .zip(&other.data)
+            .for_each(|(a, b)| *a += b);
+    }
+
     /// Takes ownership of column-major `data` (nrows·ncols values).
     pub fn from_column_major(nrows: usize, ncols: usize, data: Vec<f64>) -> Self {
         assert_eq!(data.len(), nrows * ncols, "data length must be nrows·ncols");

@@ -192,7 +192,9 @@ impl NystromSums {
 
     /// Adds `other` (the next chunks' sums).
     pub fn add(&mut self, other: &NystromSums) -> Result<()> {
-        if other.first.len() != self.first.len() {
+        if other.first.len() != self.first.len()
+            || !other.second.is_shape(self.first.len(), self.first.len())
+        {
             return Err(Error::Shape {
                 what: "Nyström sums",
                 expected: format!("{} landmarks", self.first.len()),
@@ -204,11 +206,7 @@ impl NystromSums {
             .iter_mut()
             .zip(&other.first)
             .for_each(|(a, b)| *a += b);
-        let r = self.first.len();
-        let mut s = self.second.view().to_owned();
-        s += other.second.view();
-        self.second = StoredMat::from_mat(s.as_ref());
-        debug_assert_eq!(s.nrows(), r);
+        self.second.add_assign(&other.second);
         self.trace += other.trace;
         self.missed += other.missed;
         Ok(())
@@ -506,7 +504,7 @@ impl NystromPlan {
 
     /// Rows per block of the sums and embedding passes (about 32 MB of kernel values).
     pub fn chunk_rows(&self) -> usize {
-        ((1usize << 22) / self.rank().max(1)).clamp(256, 1 << 16)
+        ((1usize << 20) / self.rank().max(1)).clamp(256, 1 << 16)
     }
 
     /// The kernel rows k_P(z) (m×r) and the feature vectors f(z) = L⁻¹ k_P(z) (m×r) of
