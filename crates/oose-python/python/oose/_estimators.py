@@ -218,8 +218,9 @@ class KernelPCA(_StrategyOption, _Embedding):
         memory O(r² + chunk) in the core, whatever the number of rows.
 
         The chunks are read three times (a uniform sample for the landmarks, the
-        sums, the embedding), so ``chunks`` must be re-iterable: a list of arrays, or
-        a callable returning a fresh iterator of arrays (e.g. reading a file). The
+        sums, the embedding; a callable once more first, to count the rows), so
+        ``chunks`` must be re-iterable: a list of arrays, or a callable returning a
+        fresh iterator of arrays (e.g. reading a file). The
         model equals ``fit`` of the stacked rows (to rounding); ``embedding_`` holds
         the training embedding (N×d).
 
