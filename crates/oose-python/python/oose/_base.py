@@ -153,15 +153,15 @@ _METRIC_DOC = """    metric : {"euclidean", "cosine", "correlation"}, default="e
 
 def _document_runtime(cls):
     """Appends ``metric`` (where ``cls`` takes it), ``n_jobs`` and ``verbose`` to the
-    Parameters section of ``cls``'s docstring (before its Attributes or Examples
-    section)."""
+    Parameters section of ``cls``'s docstring (before its Attributes, Notes or
+    Examples section)."""
     import inspect
 
     text = _RUNTIME_DOC
     if "metric" in inspect.signature(cls.__init__).parameters:
         text = _METRIC_DOC + text
     doc = cls.__doc__ or ""
-    for head in ("\n    Attributes\n", "\n    Examples\n"):
+    for head in ("\n    Attributes\n", "\n    Notes\n", "\n    Examples\n"):
         at = doc.find(head)
         if at >= 0:
             cls.__doc__ = doc[:at].rstrip("\n") + "\n" + text + doc[at:]

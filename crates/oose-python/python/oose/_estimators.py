@@ -131,6 +131,8 @@ class KernelPCA(_StrategyOption, _Embedding):
     random_state : int, RandomState, Generator or None, default=0
         With ``n_landmarks``: seed of the sample and of random and max-min landmarks.
 
+    Notes
+    -----
     With ``n_landmarks``, ``info_["n_landmarks"]`` is the number of landmarks kept
     (landmarks the kernel cannot tell apart at ``rank_tolerance`` are dropped) and
     ``info_["missed_trace"]`` the share of the kernel's trace over the training rows
