@@ -56,8 +56,15 @@ def test_plan_and_sums_pickle_and_reduce_in_any_order():
     b2 = plan.sums(np.ascontiguousarray(x[:2000]))
     b2.add(b)
     assert a.n == b2.n == 3000
-    ya = plan.finish(a, sample).extend(np.ascontiguousarray(x[:20]))[0]
-    yb = plan.finish(b2, sample).extend(np.ascontiguousarray(x[:20]))[0]
+    fa = plan.finish(a, sample)
+    ya = fa.model().extend(np.ascontiguousarray(x[:20]))[0]
+    yb = plan.finish(b2, sample).model().extend(np.ascontiguousarray(x[:20]))[0]
+    # The coordinates alone are the extension's, also after pickling the fit.
+    back = pickle.loads(pickle.dumps(fa))
+    np.testing.assert_array_equal(back.embed(np.ascontiguousarray(x[:20])), fa.embed(np.ascontiguousarray(x[:20])))
+    assert np.abs(fa.embed(np.ascontiguousarray(x[:20])) - ya).max() <= 1e-13 * np.abs(ya).max()
+    with pytest.raises(ValueError, match="coordinates only"):
+        back.model()
     assert np.abs(ya - yb).max() <= 1e-12 * np.abs(ya).max()
     with pytest.raises(ValueError, match="Nyström sums"):
         plan.finish(plan.sums(np.ascontiguousarray(x[:10])), sample)

@@ -649,6 +649,7 @@ fn _oose(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyModel>()?;
     m.add_class::<nystrom::PyNystromPlan>()?;
     m.add_class::<nystrom::PyNystromSums>()?;
+    m.add_class::<nystrom::PyNystromFit>()?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(methods, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;

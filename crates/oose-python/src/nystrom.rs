@@ -2,11 +2,13 @@
 //! chunks from an iterable, or a Dask array's blocks reduced on a cluster
 //! (`oose.dask.fit_kernel_pca`). A plan (landmarks and their factor) is made once from
 //! a sample; each chunk gives its sums; the sums add in chunk order; `finish` gives the
-//! model. Plans and sums pickle through their bytes.
+//! fit: its model, and the coordinates of rows without diagnostics or novelty search
+//! (the training embedding's pass). Plans, sums and fits pickle through their bytes.
 
 use crate::{by_bytes, guarded, to_value, value_error, PyModel, Reduced, Rows};
+use numpy::PyArray2;
 use numpy::PyReadonlyArray2;
-use oose::methods::kernel_pca::{NystromKpca, NystromPlan, NystromSums};
+use oose::methods::kernel_pca::{FittedNystromKpca, NystromKpca, NystromPlan, NystromSums};
 use oose::model::params::Values;
 use oose::model::{Method, Model};
 use pyo3::prelude::*;
@@ -26,6 +28,61 @@ fn params_of(params: &Bound<'_, PyDict>) -> PyResult<NystromKpca> {
 #[pyclass(name = "NystromPlan", module = "oose._oose", frozen)]
 pub struct PyNystromPlan {
     inner: NystromPlan,
+}
+
+/// A finished Nyström fit: the model, and the coordinates of rows without diagnostics
+/// (the training embedding's pass: no novelty search). Pickles through its bytes
+/// (coordinates only: the model's novelty score stays with `model()`).
+#[pyclass(name = "NystromFit", module = "oose._oose", frozen)]
+pub struct PyNystromFit {
+    fitted: FittedNystromKpca,
+    model: Option<Model>,
+}
+
+#[pymethods]
+impl PyNystromFit {
+    /// The model, with its novelty score (only where the fit was finished).
+    fn model(&self) -> PyResult<PyModel> {
+        self.model
+            .clone()
+            .map(|inner| PyModel { inner })
+            .ok_or_else(|| {
+                value_error(oose::Error::Unsupported(
+                    "a NystromFit read from bytes carries coordinates only; take model() \
+                 before pickling"
+                        .into(),
+                ))
+            })
+    }
+
+    /// The coordinates of the rows of `x` (no diagnostics).
+    fn embed<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let rows = Rows::new(&x, "X")?;
+        let y = py.detach(|| guarded(|| self.fitted.embed(rows.mat())))?;
+        Ok(crate::to_numpy(py, y.as_ref()))
+    }
+
+    /// The fit as bytes (coordinates only).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.fitted.to_bytes())
+    }
+
+    /// A fit from `to_bytes` (coordinates only).
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<PyNystromFit> {
+        guarded(|| FittedNystromKpca::from_bytes(data)).map(|fitted| PyNystromFit {
+            fitted,
+            model: None,
+        })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        by_bytes(slf, slf.get().to_bytes(py))
+    }
 }
 
 /// The sums of some chunks of a Nyström fit (added in chunk order).
@@ -84,19 +141,21 @@ impl PyNystromPlan {
         Ok(PyNystromSums { inner })
     }
 
-    /// The model from the sums of all rows, with the novelty score fitted on `sample`
-    /// (the plan's sample). Its embedding is empty: extend the rows to have it.
+    /// The fit from the sums of all rows, with the novelty score fitted on `sample`
+    /// (the plan's sample): its `model()` (whose embedding is empty) and `embed(rows)`
+    /// for the training embedding.
     fn finish(
         &self,
         py: Python<'_>,
         sums: &PyNystromSums,
         sample: PyReadonlyArray2<'_, f64>,
-    ) -> PyResult<PyModel> {
+    ) -> PyResult<PyNystromFit> {
         let s = Rows::new(&sample, "sample")?;
         let fitted =
             py.detach(|| guarded(|| self.inner.finish_with_sample(&sums.inner, s.mat())))?;
-        Ok(PyModel {
-            inner: Model::from(fitted),
+        Ok(PyNystromFit {
+            fitted: fitted.clone(),
+            model: Some(Model::from(fitted)),
         })
     }
 

@@ -118,6 +118,17 @@ fn a_streamed_fit_in_any_chunks_is_the_in_memory_fit() {
     }
     let gap = (whole.embedding() - streamed.as_ref()).norm_max() / whole.embedding().norm_max();
     assert!(gap < 1e-12, "{gap:e}");
+    // The coordinates alone (no diagnostics) are the embedding, also after a round trip
+    // through bytes; truncated bytes are refused.
+    let again = whole.embed(x.as_ref()).unwrap();
+    assert!((again.as_ref() - whole.embedding()).norm_max() < 1e-12 * whole.embedding().norm_max());
+    let bytes = whole.to_bytes();
+    let back = oose::methods::kernel_pca::FittedNystromKpca::from_bytes(&bytes).unwrap();
+    assert_eq!(back.embed(x.as_ref()).unwrap(), again);
+    assert!(
+        oose::methods::kernel_pca::FittedNystromKpca::from_bytes(&bytes[..bytes.len() - 5])
+            .is_err()
+    );
     // The sample is 1000 of the 3000 rows, and the landmarks are among them.
     let rows = p.sample_rows(3000);
     assert_eq!(rows.len(), 1000);

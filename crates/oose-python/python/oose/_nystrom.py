@@ -70,8 +70,9 @@ def fit_chunks(est, chunks):
     sums = plan.empty_sums()
     for c in fresh():
         add_sums(plan, sums, checked(c, width))
-    model = plan.finish(sums, sample)
-    est._fitted(model)
+    fit = plan.finish(sums, sample)
+    est._fitted(fit.model())
     est.n_features_in_ = width
-    est.embedding_ = np.vstack([est.transform(checked(c, width)) for c in fresh()])
+    # Coordinates alone: the training rows need no diagnostics nor novelty search.
+    est.embedding_ = np.vstack([fit.embed(checked(c, width)) for c in fresh()])
     return est

@@ -119,6 +119,13 @@ def _block_sums(plan, block):
     return add_sums(plan, plan.empty_sums(), checked(block, None, "block"))
 
 
+def _embed_block(fit, block):
+    """One block's training coordinates."""
+    from ._nystrom import checked
+
+    return fit.embed(checked(block, None, "block"))
+
+
 def fit_kernel_pca(estimator, X):
     """Fits ``estimator`` (a :class:`oose.KernelPCA` with ``n_landmarks``) through
     landmarks on the rows of the 2-D Dask array ``X``, on the cluster (maths §21).
@@ -130,9 +137,9 @@ def fit_kernel_pca(estimator, X):
     ``estimator.fit(X.compute())`` to rounding (the same sums in another grouping:
     1e-12 relative), and no worker ever holds more than a block and the plan.
 
-    Returns the training embedding as a lazy Dask array with ``X``'s row chunks
-    (:func:`transform` of ``X``); the estimator is fitted in place (its
-    ``embedding_`` is empty, 0×d: the embedding is the returned array).
+    Returns the training embedding as a lazy Dask array with ``X``'s row chunks (the
+    coordinates of :func:`transform`, without its diagnostics); the estimator is fitted
+    in place (its ``embedding_`` is empty, 0×d: the embedding is the returned array).
 
     Parameters
     ----------
@@ -177,6 +184,19 @@ def fit_kernel_pca(estimator, X):
     sums = plan.empty_sums()
     for p in parts:
         sums.add(p)
-    estimator._fitted(plan.finish(sums, sample))
+    fit = plan.finish(sums, sample)
+    estimator._fitted(fit.model())
     estimator.n_features_in_ = width
-    return transform(estimator, X)
+    # Coordinates alone (no diagnostics, no novelty search), the fit sent once.
+    d = estimator.model_.n_components
+    key = dask.delayed(fit, pure=True, traverse=False)
+    parts = [
+        da.from_delayed(
+            dask.delayed(_embed_block, pure=True)(key, b),
+            shape=(rows, d),
+            dtype=np.float64,
+            meta=np.empty((0, d), dtype=np.float64),
+        )
+        for b, rows in zip(X.to_delayed().ravel(), X.chunks[0])
+    ]
+    return da.concatenate(parts, axis=0)

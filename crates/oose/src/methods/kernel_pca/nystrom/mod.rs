@@ -427,6 +427,40 @@ impl NystromKpca {
 }
 
 impl FittedNystromKpca {
+    /// The coordinates of the rows of `z` alone (no diagnostics, no novelty score): the
+    /// training embedding's pass. In blocks of [`NystromPlan::chunk_rows`] rows, in
+    /// parallel, so memory stays O(r · block) whatever `z`'s size; the rows are those
+    /// of [`OutOfSample::extend`](crate::methods::OutOfSample::extend).
+    pub fn embed(&self, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        validate::columns("new points", z, self.plan.landmarks.ncols())?;
+        validate::finite("new points", z)?;
+        let d = self.eigenvalues.len();
+        let mut out = Mat::<f64>::zeros(z.nrows(), d);
+        let parts = in_blocks(z, self.plan.chunk_rows(), |_, b| {
+            Ok(self.coordinates(b, Par::Seq))
+        })?;
+        let mut at = 0;
+        for y in parts {
+            out.as_mut()
+                .subrows_mut(at, y.nrows())
+                .copy_from(y.as_ref());
+            at += y.nrows();
+        }
+        Ok(out)
+    }
+
+    /// The fitted model as bytes (without its novelty score, which the model keeps).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// A fitted model from [`FittedNystromKpca::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<FittedNystromKpca> {
+        decode("Nyström model", bytes, |f: &FittedNystromKpca| {
+            f.is_consistent()
+        })
+    }
+
     /// Fits the novelty score on `sample`, handed to the model once.
     fn novelty_from(&self, sample: MatRef<'_, f64>) {
         self.novelty.set(Novelty::fit(sample));
