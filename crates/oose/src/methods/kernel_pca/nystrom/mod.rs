@@ -84,41 +84,6 @@ impl Default for NystromKpca {
     }
 }
 
-/// Where a streamed fit sends each chunk's training coordinates: `(first_row, y)`.
-pub type Sink<'a> = &'a mut dyn FnMut(usize, MatRef<'_, f64>) -> Result<()>;
-
-/// Rows read chunk by chunk, in order (a matrix in memory, a file, a cluster's blocks).
-pub trait Rows {
-    /// (N, D).
-    fn shape(&self) -> (usize, usize);
-    /// Calls `f(first_row, chunk)` for consecutive chunks that cover every row once, in
-    /// order.
-    fn for_each_chunk(
-        &mut self,
-        f: &mut dyn FnMut(usize, MatRef<'_, f64>) -> Result<()>,
-    ) -> Result<()>;
-}
-
-/// A matrix in memory, in chunks of [`NystromPlan::chunk_rows`] rows.
-pub struct InMemory<'a>(pub MatRef<'a, f64>, pub usize);
-
-impl Rows for InMemory<'_> {
-    fn shape(&self) -> (usize, usize) {
-        (self.0.nrows(), self.0.ncols())
-    }
-    fn for_each_chunk(
-        &mut self,
-        f: &mut dyn FnMut(usize, MatRef<'_, f64>) -> Result<()>,
-    ) -> Result<()> {
-        let n = self.0.nrows();
-        let step = self.1.max(1);
-        for s in (0..n).step_by(step) {
-            f(s, self.0.subrows(s, step.min(n - s)))?;
-        }
-        Ok(())
-    }
-}
-
 /// What the sums pass needs: the landmarks, their factor and the kernel.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NystromPlan {
@@ -399,8 +364,8 @@ impl NystromKpca {
         };
         let mut done = 0usize;
         source.for_each_chunk(&mut |start, chunk| {
+            // Checked in the first two passes already; only the width can have changed.
             validate::columns("training data", chunk, width)?;
-            finite_from(start, chunk)?;
             let parts = in_blocks(
                 chunk,
                 step,
@@ -465,45 +430,6 @@ impl FittedNystromKpca {
     fn novelty_from(&self, sample: MatRef<'_, f64>) {
         self.novelty.set(Novelty::fit(sample));
     }
-}
-
-/// `f(first_row, block)` on consecutive blocks of `step` rows of `chunk`, as many at a
-/// time as there are threads, results in order.
-fn in_blocks<T: Send>(
-    chunk: MatRef<'_, f64>,
-    step: usize,
-    f: impl Fn(usize, MatRef<'_, f64>) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    use rayon::prelude::*;
-    let n = chunk.nrows();
-    let starts: Vec<usize> = (0..n).step_by(step.max(1)).collect();
-    let mut out = Vec::with_capacity(starts.len());
-    for group in starts.chunks(rayon::current_num_threads().max(1)) {
-        let parts: Vec<T> = group
-            .par_iter()
-            .map(|&s| f(s, chunk.subrows(s, step.min(n - s))))
-            .collect::<Result<_>>()?;
-        out.extend(parts);
-    }
-    Ok(out)
-}
-
-/// Checks that a chunk starting at row `start` is finite, naming the row of the whole.
-fn finite_from(start: usize, chunk: MatRef<'_, f64>) -> Result<()> {
-    validate::finite("training data", chunk).map_err(|e| match e {
-        Error::NonFinite {
-            what,
-            row,
-            col,
-            value,
-        } => Error::NonFinite {
-            what,
-            row: row + start,
-            col,
-            value,
-        },
-        e => e,
-    })
 }
 
 impl NystromPlan {
@@ -705,6 +631,9 @@ impl NystromPlan {
 }
 
 mod fitted;
+mod rows;
+use rows::{finite_from, in_blocks};
+pub use rows::{InMemory, Rows, Sink};
 
 /// The landmark parameters (shared with the interfaces).
 pub(crate) const LANDMARK_SPECS: [ParamSpec; 4] = [
