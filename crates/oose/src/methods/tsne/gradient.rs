@@ -2,8 +2,8 @@
 //! w_ij = (1 + ‖yᵢ − yⱼ‖²)⁻¹, F_attr,i = Σⱼ P_ij w_ij (yᵢ − yⱼ) over the sparse P (α the
 //! exaggeration), F_rep,i = Σⱼ w_ij² (yᵢ − yⱼ) and Z = Σ_{k≠l} w_kl over all pairs: by the
 //! exact O(N²) sum (the reference), by Barnes–Hut on a 2^d-tree (d ≤ 3) with the
-//! opening criterion width / distance < θ, or by FFT-accelerated interpolation (d ≤ 2,
-//! [`super::fft`]).
+//! opening criterion width / distance < θ and each summarised cell's quadrupole terms,
+//! or by FFT-accelerated interpolation (d ≤ 2, [`super::fft`]).
 //!
 //! Each point's forces are computed on their own and summed in a fixed order, so the
 //! result does not depend on the number of threads.
@@ -191,8 +191,8 @@ pub(crate) fn exact_repulsion(
     z
 }
 
-/// A 2^d-tree over the embedding (d ≤ 3): cubic cells, each with its point count and
-/// centre of mass. Points that coincide share a leaf.
+/// A 2^d-tree over the embedding (d ≤ 3): cubic cells, each with its point count, centre
+/// of mass and second moments. Points that coincide share a leaf.
 #[derive(Clone, Debug)]
 pub(crate) struct Tree {
     d: usize,
@@ -206,6 +206,10 @@ struct Node {
     count: usize,
     /// Σ of the positions below (the centre of mass is sum / count).
     sum: [f64; 3],
+    /// Σ (y − centre)(y − centre)ᵀ over the points below, about the cell's own centre
+    /// (bounded by its width: no cancellation against the distance to the origin);
+    /// entries (0,0), (0,1), (0,2), (1,1), (1,2), (2,2).
+    moments: [f64; 6],
     /// Index of the first of 2^d children, 0 for a leaf.
     child: usize,
     /// A leaf's point (its first, when several coincide).
@@ -247,6 +251,7 @@ impl Tree {
                 half,
                 count: 0,
                 sum: [0.0; 3],
+                moments: [0.0; 6],
                 child: 0,
                 point: NO_POINT,
             }],
@@ -274,6 +279,7 @@ impl Tree {
                 for k in 0..d {
                     nd.sum[k] += p[k];
                 }
+                add_moments(&mut nd.moments, &nd.centre, p, 1.0);
             }
             let nd = self.nodes[node];
             if nd.child != 0 {
@@ -303,6 +309,7 @@ impl Tree {
                     half: h,
                     count: 0,
                     sum: [0.0; 3],
+                    moments: [0.0; 6],
                     child: 0,
                     point: NO_POINT,
                 });
@@ -317,6 +324,7 @@ impl Tree {
                 for k in 0..d {
                     t.sum[k] = q[k] * moved as f64;
                 }
+                add_moments(&mut t.moments, &t.centre, q, moved as f64);
             }
             let nd = &mut self.nodes[node];
             nd.child = first;
@@ -383,8 +391,63 @@ impl Tree {
             for k in 0..d {
                 rep[k] += mass * w * w * diff[k];
             }
+            if nd.child != 0 {
+                // The quadrupole terms (maths §12): with u = yᵢ − c and M the cell's
+                // second moment about its centre of mass c, the next terms of the
+                // expansions of Σ w and Σ w²(yᵢ − yⱼ) about c (the first-order ones
+                // vanish there): −w² tr M + 4w³ uᵀMu and 12w⁴ (uᵀMu) u − 2w³ (tr M) u
+                // − 4w³ Mu. Leaves hold coincident points only: no such terms.
+                let m = nd.second_moment(d, inv);
+                let mut mu = [0.0; 3];
+                let (mut tr, mut umu) = (0.0, 0.0);
+                for k in 0..d {
+                    tr += m[k][k];
+                    for l in 0..d {
+                        mu[k] += m[k][l] * diff[l];
+                    }
+                    umu += diff[k] * mu[k];
+                }
+                let (w2, w3) = (w * w, w * w * w);
+                z += 4.0 * w3 * umu - w2 * tr;
+                let along = 12.0 * w3 * w * umu - 2.0 * w3 * tr;
+                for k in 0..d {
+                    rep[k] += along * diff[k] - 4.0 * w3 * mu[k];
+                }
+            }
         }
         z
+    }
+}
+
+impl Node {
+    /// Σ (y − c)(y − c)ᵀ about the centre of mass c = sum · `inv` (`inv` = 1 / count).
+    fn second_moment(&self, d: usize, inv: f64) -> [[f64; 3]; 3] {
+        let mut off = [0.0; 3];
+        for k in 0..d {
+            off[k] = self.sum[k] * inv - self.centre[k];
+        }
+        let n = self.count as f64;
+        let mut m = [[0.0; 3]; 3];
+        for k in 0..d {
+            for l in k..d {
+                let v = self.moments[MOMENT[k][l]] - n * off[k] * off[l];
+                m[k][l] = v;
+                m[l][k] = v;
+            }
+        }
+        m
+    }
+}
+
+/// Where entry (k, l) of a symmetric 3×3 matrix is kept in [`Node::moments`].
+const MOMENT: [[usize; 3]; 3] = [[0, 1, 2], [1, 3, 4], [2, 4, 5]];
+
+/// Adds `times` · (p − centre)(p − centre)ᵀ to `moments` (p has 1 to 3 coordinates).
+fn add_moments(moments: &mut [f64; 6], centre: &[f64; 3], p: &[f64], times: f64) {
+    for k in 0..p.len() {
+        for l in k..p.len() {
+            moments[MOMENT[k][l]] += times * (p[k] - centre[k]) * (p[l] - centre[l]);
+        }
     }
 }
 
@@ -462,6 +525,41 @@ mod tests {
             .sqrt();
         assert!(err < 0.05 * norm, "{err} vs {norm}");
         assert!((bh.z - g.z).abs() < 0.02 * g.z);
+    }
+
+    /// With the quadrupole terms, Barnes–Hut's forces at θ = 0.5 are within 0.5 % of the
+    /// exact ones on a clustered cloud and Z within 0.05 %, in 1, 2 and 3 dimensions
+    /// (measured 1.2–1.6e-3 and 1.6–2.8e-4; the centre of mass alone: 1.5e-2 and 8.4e-3
+    /// in 1-D, failing both).
+    #[test]
+    fn barnes_hut_with_quadrupole_terms_is_close_to_the_exact_sum() {
+        let mut rng = Rng::new(11);
+        for d in 1..=3 {
+            let n = 600;
+            let y: Vec<f64> = (0..n * d)
+                .map(|t| 8.0 * ((t / d) % 5) as f64 + 2.0 * rng.normal())
+                .collect();
+            let tree = Tree::build(&y, d);
+            let (mut num, mut den, mut zt, mut ze) = (0.0, 0.0, 0.0, 0.0);
+            let mut stack = Vec::new();
+            for i in 0..n {
+                let yi = &y[i * d..(i + 1) * d];
+                let (mut rb, mut re) = (vec![0.0; d], vec![0.0; d]);
+                zt += tree.repulsion(&y, yi, Some(i), 0.5, &mut rb, &mut stack);
+                ze += exact_repulsion(&y, d, yi, Some(i), &mut re);
+                num += rb
+                    .iter()
+                    .zip(&re)
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>();
+                den += re.iter().map(|v| v * v).sum::<f64>();
+            }
+            let (force, z) = ((num / den).sqrt(), (zt - ze).abs() / ze);
+            assert!(
+                force < 5e-3 && z < 5e-4,
+                "d = {d}: force {force:.2e}, Z {z:.2e}"
+            );
+        }
     }
 
     #[test]

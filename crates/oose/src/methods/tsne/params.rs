@@ -9,6 +9,11 @@ use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
 use crate::validate;
 use serde::{Deserialize, Serialize};
 
+/// Points from which `auto` sums the repulsion by FFT (below, Barnes–Hut is faster: the
+/// grid, not the points, sets the FFT's cost; the FFT grid is also finer there, see
+/// [`super::fft`]).
+pub const FFT_FROM: usize = 10_000;
+
 /// How the repulsive forces are summed during the fit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum TsneGradient {
@@ -34,7 +39,7 @@ impl TsneGradient {
     /// ```
     pub fn resolve(self, n: usize, d: usize) -> TsneGradient {
         match self {
-            TsneGradient::Auto if n >= 10_000 && d <= 2 => TsneGradient::Fft,
+            TsneGradient::Auto if n >= FFT_FROM && d <= 2 => TsneGradient::Fft,
             TsneGradient::Auto => TsneGradient::BarnesHut,
             other => other,
         }
