@@ -9,8 +9,8 @@ pub(super) fn lanczos(a: MatRef<'_, f64>, k: usize) -> Result<std::result::Resul
     // every eigenvalue.
     let norm = a.norm_l2();
     match LowerSymmetric::new(a) {
-        Some(op) => lanczos_operator(&op, k, norm, 0.0, lanczos_dims(k)),
-        None => lanczos_operator(&a, k, norm, 0.0, lanczos_dims(k)),
+        Some(op) => lanczos_operator(&op, k, norm, 0.0, lanczos_dims(k), 0.0),
+        None => lanczos_operator(&a, k, norm, 0.0, lanczos_dims(k), 0.0),
     }
 }
 
@@ -71,15 +71,26 @@ struct Stopped;
 
 /// The `k` largest eigenpairs of the operator `op` − `shift`·I by restarted Lanczos,
 /// where `op` is positive semidefinite (or its eigenvalues of largest magnitude are the
-/// wanted ones) and `norm` bounds its spectral norm.
+/// wanted ones) and `norm` bounds its spectral norm. The Ritz residuals end below
+/// `norm` times `residual` (0: the round-off of a product, the default everywhere but
+/// where a rough answer is all that is needed).
 pub(super) fn lanczos_operator(
     op: &dyn LinOp<f64>,
     k: usize,
     norm: f64,
     shift: f64,
     dims: (usize, usize),
+    residual: f64,
 ) -> Result<std::result::Result<Eigen, String>> {
-    lanczos_stoppable(op, k, norm, shift, dims, &crate::progress::stop_requested)
+    lanczos_stoppable(
+        op,
+        k,
+        norm,
+        shift,
+        dims,
+        residual,
+        &crate::progress::stop_requested,
+    )
 }
 
 /// [`lanczos_operator`] that ends with `Interrupted` as soon as `stop` says so.
@@ -89,6 +100,7 @@ fn lanczos_stoppable(
     norm: f64,
     shift: f64,
     (min_dim, max_dim): (usize, usize),
+    residual: f64,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<std::result::Result<Eigen, String>> {
     let n = op.nrows();
@@ -104,7 +116,10 @@ fn lanczos_stoppable(
     let v0 = Col::<f64>::from_fn(n, |_| rng.normal());
     // Scale the absolute Ritz-residual tolerance by the norm bound, with the round-off
     // floor of a matvec.
-    let tol = norm * (8.0 * (n as f64).sqrt() * f64::EPSILON).max(1e-13);
+    let tol = norm
+        * (8.0 * (n as f64).sqrt() * f64::EPSILON)
+            .max(1e-13)
+            .max(residual);
     let mut vecs = Mat::<f64>::zeros(n, k);
     let mut vals = vec![0.0; k];
     let mut mem = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(
@@ -167,11 +182,12 @@ mod tests {
         // The predicate is asked once before the solver and once per product: stop
         // after 5 products.
         let stop = || asked.fetch_add(1, Ordering::SeqCst) > 5;
-        let r = lanczos_stoppable(&a.as_ref(), 3, a.norm_l2(), 0.0, lanczos_dims(3), &stop);
+        let dims = lanczos_dims(3);
+        let r = lanczos_stoppable(&a.as_ref(), 3, a.norm_l2(), 0.0, dims, 0.0, &stop);
         assert!(matches!(r, Err(crate::Error::Interrupted)), "{r:?}");
         assert_eq!(asked.load(Ordering::SeqCst), 7);
         // Never asked to stop: the same call converges.
-        let r = lanczos_stoppable(&a.as_ref(), 3, a.norm_l2(), 0.0, lanczos_dims(3), &|| false);
+        let r = lanczos_stoppable(&a.as_ref(), 3, a.norm_l2(), 0.0, dims, 0.0, &|| false);
         assert_eq!(r.unwrap().unwrap().values.len(), 3);
     }
 }

@@ -13,6 +13,18 @@ use super::*;
 /// matrix; the dense route, and a Lanczos failure, use the dense solver on the densified
 /// matrix (the failure with a note).
 pub fn top_eigen_sparse(a: &SymCsr, k: usize, solver: Solver, deflate: &[&[f64]]) -> Result<Eigen> {
+    sparse_to(a, k, solver, deflate, 0.0)
+}
+
+/// [`top_eigen_sparse`] with Lanczos' Ritz residuals below `residual` relative to the
+/// norm bound (0: to round-off).
+fn sparse_to(
+    a: &SymCsr,
+    k: usize,
+    solver: Solver,
+    deflate: &[&[f64]],
+    residual: f64,
+) -> Result<Eigen> {
     let n = a.n();
     let (route, mut note) = solver.route(n, k, Structure::Plain)?;
     let use_lanczos = route == Route::Lanczos;
@@ -27,7 +39,7 @@ pub fn top_eigen_sparse(a: &SymCsr, k: usize, solver: Solver, deflate: &[&[f64]]
             shift: rho,
             deflate,
         };
-        match lanczos_operator(&op, k, 2.0 * rho, rho, lanczos_dims(k))? {
+        match lanczos_operator(&op, k, 2.0 * rho, rho, lanczos_dims(k), residual)? {
             Ok(e) => e,
             Err(why) => {
                 note = Some(format!("{why}; used the dense solver"));
@@ -221,12 +233,15 @@ pub(crate) enum Symmetric<'a> {
 /// (I − M/ρ and the constant vector) share it. `sigma`: the shift-invert route runs
 /// Lanczos on ((1 + σ)I − A)⁻¹, which separates the eigenvalues within about σ of 1
 /// from the rest; σ should be at most the distance from 1 of the wanted eigenvalues.
+/// `residual`: plain Lanczos (the fallback) stops at Ritz residuals below it relative to
+/// ‖A‖'s bound (0: to round-off; the dense and shift-invert routes are exact anyway).
 pub(crate) fn top_eigen_below_top(
     a: Symmetric<'_>,
     k: usize,
     top: &[&[f64]],
     solver: Solver,
     sigma: f64,
+    residual: f64,
 ) -> Result<Eigen> {
     match a {
         Symmetric::Dense(a) => {
@@ -241,7 +256,7 @@ pub(crate) fn top_eigen_below_top(
                 Route::ShiftInvert => match top_eigen_near_one(a, k, top, sigma) {
                     Some(e) => e,
                     None => {
-                        let mut e = top_eigen_sparse(a, k, Solver::Auto, top)?;
+                        let mut e = sparse_to(a, k, Solver::Auto, top, residual)?;
                         e.note.get_or_insert(format!(
                             "shift-invert was not used (factor too large or failed); used {}",
                             e.solver.name()
@@ -249,7 +264,7 @@ pub(crate) fn top_eigen_below_top(
                         e
                     }
                 },
-                r => top_eigen_sparse(a, k, r.solver(), top)?,
+                r => sparse_to(a, k, r.solver(), top, residual)?,
             };
             if e.note.is_none() {
                 e.note = note;

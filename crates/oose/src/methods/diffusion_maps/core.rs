@@ -104,7 +104,7 @@ impl DiffusionCore {
         let rest = m - 1 - from_ones;
         let eig = if rest > 0 {
             let cols: Vec<&[f64]> = (0..ones.ncols()).map(|j| ones.col_as_slice(j)).collect();
-            let eig = top_eigen_below_top(matrix, rest, &cols, solver, SHIFT_INVERT_SIGMA)?;
+            let eig = top_eigen_below_top(matrix, rest, &cols, solver, SHIFT_INVERT_SIGMA, 0.0)?;
             if eig.values[0] >= 1.0 - 1e-12 {
                 return Err(Error::Eigensolver(format!(
                     "eigenvalue {} of the diffusion kernel is {} (≥ 1 − 1e-12): the graph \

@@ -342,6 +342,7 @@ impl LocallyLinearEmbedding {
             &[&top],
             self.solver,
             SHIFT_INVERT_SIGMA,
+            0.0,
         )?;
         // λ_M as the Rayleigh quotient vᵀ M v on M itself: ρ(1 − λ_A) would carry an
         // absolute error of ρ times the rounding of λ_A, large next to eigenvalues of

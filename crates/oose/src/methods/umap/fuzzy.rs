@@ -2,6 +2,7 @@
 //! memberships v_{j|i}, their fuzzy union, and the curve φ(r) = 1 / (1 + a r^{2b}) fitted
 //! to min_dist and spread.
 
+use crate::kernel::fast_exp::exp_scaled;
 use crate::linalg::sparse::SymCsr;
 use rayon::prelude::*;
 
@@ -22,18 +23,13 @@ const MIN_SCALE: f64 = 1e-3;
 pub(crate) fn smooth_distances(dist: &[f64], k: usize, target: f64, mean_all: f64) -> (f64, f64) {
     let rho = dist.iter().copied().find(|&d| d > 0.0).unwrap_or(0.0);
     let (mut lo, mut hi, mut mid) = (0.0f64, f64::INFINITY, 1.0f64);
+    let beyond: Vec<f64> = dist.iter().map(|&d| (d - rho).max(0.0)).collect();
+    let mut v = beyond.clone();
     for _ in 0..BISECTION_STEPS {
-        let psum: f64 = dist
-            .iter()
-            .map(|&d| {
-                let t = d - rho;
-                if t > 0.0 {
-                    (-t / mid).exp()
-                } else {
-                    1.0
-                }
-            })
-            .sum();
+        // exp(−max(0, d − ρ)/σ) for all neighbours at once (vectorised).
+        v.copy_from_slice(&beyond);
+        exp_scaled(&mut v, -1.0 / mid);
+        let psum: f64 = v.iter().sum();
         if (psum - target).abs() < TOLERANCE {
             break;
         }

@@ -14,6 +14,7 @@
 // Coordinates are indexed across position arrays at once: index loops read plainer.
 #![allow(clippy::needless_range_loop)]
 
+use super::power::{self, LANES};
 use crate::linalg::eigen::{top_eigen_below_top, Solver, Symmetric};
 use crate::linalg::sparse::SymCsr;
 use crate::rng::Rng;
@@ -36,9 +37,10 @@ impl Curve {
     // The coefficients are computed in single precision, as umap-learn's SGD is: the
     // power and the division were most of the fit's time in double precision (a chain
     // of dependent latencies; glibc's table-driven powf is about twice as fast as its
-    // pow, and faster than a polynomial log₂/exp₂ without FMA, which was tried), and a
-    // relative error of 1e-7 in a stochastic, clipped step is far below its noise.
-    // Positions stay in double precision.
+    // pow, and faster than a scalar polynomial log₂/exp₂ without FMA, which was tried),
+    // and a relative error of 1e-6 in a stochastic, clipped step is far below its noise.
+    // The repulsive ones, about five per edge sample, go several at a time through
+    // `power::repel` (vectorised). Positions stay in double precision.
 
     /// The attractive coefficient −2ab d^{2(b−1)} / (1 + a d^{2b}) at d² = `d2` > 0.
     #[inline]
@@ -53,38 +55,53 @@ impl Curve {
             0.0
         }
     }
-
-    /// The repulsive coefficient 2γb / ((0.001 + d²)(1 + a d^{2b})).
-    #[inline]
-    fn repel(&self, d2: f64, gamma: f64) -> f64 {
-        let (a, b, d2) = (self.a as f32, self.b as f32, d2 as f32);
-        f64::from(2.0 * gamma as f32 * b / ((0.001 + d2) * (1.0 + a * d2.powf(b))))
-    }
 }
 
 fn clip(v: f64) -> f64 {
     v.clamp(-CLIP, CLIP)
 }
 
-/// Which coefficient a step takes.
-#[derive(Clone, Copy)]
-enum Force {
-    Attract,
-    Repel,
-}
-
-/// One SGD step of `pos` against `other`: pos += step · clip(coef(d²) · (pos − other)),
-/// nothing when they coincide.
+/// The attractive SGD step of `pos` towards `other`: pos += step · clip(coef(d²) ·
+/// (pos − other)), nothing when they coincide.
 #[inline]
-fn step_from(pos: &mut [f64], other: &[f64], step: f64, sgd: &Sgd, force: Force) {
+fn attract_to(pos: &mut [f64], other: &[f64], step: f64, sgd: &Sgd) {
     let d2 = sq(pos, other);
     if d2 > 0.0 {
-        let coef = match force {
-            Force::Attract => sgd.curve.attract(d2),
-            Force::Repel => sgd.curve.repel(d2, sgd.repulsion),
-        };
+        let coef = sgd.curve.attract(d2);
         for (p, o) in pos.iter_mut().zip(other) {
             *p += step * clip(coef * (*p - o));
+        }
+    }
+}
+
+/// The repulsive SGD steps of `pos` away from the rows of `others` (at most
+/// [`LANES`] of them, row-major, width d), all taken from where `pos` is now (kept in
+/// `start`) and added in order; none from a point it coincides with.
+fn repel_from(pos: &mut [f64], others: &[f64], step: f64, sgd: &Sgd, start: &mut Vec<f64>) {
+    let d = pos.len();
+    let m = others.len() / d;
+    debug_assert!(m <= LANES);
+    // Unused lanes compute at d² = 1 and are not read.
+    let mut d2 = [1.0f32; LANES];
+    let mut sq64 = [0.0f64; LANES];
+    for (l, o) in others.chunks_exact(d).enumerate() {
+        sq64[l] = sq(pos, o);
+        d2[l] = sq64[l] as f32;
+    }
+    let coef = power::repel(
+        &d2,
+        sgd.curve.a as f32,
+        sgd.curve.b as f32,
+        sgd.repulsion as f32,
+    );
+    start.clear();
+    start.extend_from_slice(pos);
+    for (l, o) in others.chunks_exact(d).enumerate() {
+        if sq64[l] > 0.0 {
+            let c64 = f64::from(coef[l]);
+            for ((p, s), o) in pos.iter_mut().zip(start.iter()).zip(o) {
+                *p += step * clip(c64 * (s - o));
+            }
         }
     }
 }
@@ -156,6 +173,7 @@ pub(crate) fn optimise(y: &mut [f64], d: usize, w: &SymCsr, sgd: &Sgd, report: &
             .for_each(|(c, (out, (next_part, neg_part)))| {
                 let s = c * CHUNK;
                 let base = w.offsets[s];
+                let (mut others, mut start) = (Vec::with_capacity(LANES * d), Vec::new());
                 for (r, pos) in out.chunks_exact_mut(d).enumerate() {
                     let i = s + r;
                     let mut rng: Option<Rng> = None;
@@ -166,19 +184,26 @@ pub(crate) fn optimise(y: &mut [f64], d: usize, w: &SymCsr, sgd: &Sgd, report: &
                         }
                         let j = w.cols[e] as usize;
                         let other = &before[j * d..(j + 1) * d];
-                        step_from(pos, other, 2.0 * alpha, sgd, Force::Attract);
+                        attract_to(pos, other, 2.0 * alpha, sgd);
                         next_part[local] += per_sample[e];
                         let due = ((epoch as f64 - neg_part[local]) / per_negative[e]).floor();
                         let count = if due > 0.0 { due as usize } else { 0 };
                         let rng =
                             rng.get_or_insert_with(|| stream(sgd.seed, epoch as u64, i as u64));
-                        for _ in 0..count {
-                            let k = rng.below(n);
-                            if k == i {
-                                continue;
+                        // In groups of up to LANES, each group from one position.
+                        for group in (0..count).step_by(LANES) {
+                            others.clear();
+                            for _ in group..count.min(group + LANES) {
+                                let k = rng.below(n);
+                                if k != i {
+                                    // Element by element: a slice copy calls memmove,
+                                    // which for d = 2 cost more than the arithmetic.
+                                    for &v in &before[k * d..(k + 1) * d] {
+                                        others.push(v);
+                                    }
+                                }
                             }
-                            let other = &before[k * d..(k + 1) * d];
-                            step_from(pos, other, alpha, sgd, Force::Repel);
+                            repel_from(pos, &others, alpha, sgd, &mut start);
                         }
                         neg_part[local] += count as f64 * per_negative[e];
                     }
@@ -202,8 +227,9 @@ pub(crate) fn optimise_point(
     rng: &mut Rng,
 ) {
     let (n, d) = (y.nrows(), pos.len());
-    // The training point being pulled or pushed against.
+    // The training point being pulled towards, those pushed away from.
     let mut other = vec![0.0; d];
+    let (mut others, mut start) = (Vec::with_capacity(LANES * d), Vec::new());
     let row = |j: usize, other: &mut [f64]| {
         for (c, o) in other.iter_mut().enumerate() {
             *o = y[(j, c)];
@@ -229,14 +255,18 @@ pub(crate) fn optimise_point(
                 continue;
             }
             row(j, &mut other);
-            step_from(pos, &other, alpha, sgd, Force::Attract);
+            attract_to(pos, &other, alpha, sgd);
             next[t] += per;
             let per_negative = per / sgd.negative_sample_rate;
             let due = ((epoch as f64 - next_negative[t]) / per_negative).floor();
             let count = if due > 0.0 { due as usize } else { 0 };
-            for _ in 0..count {
-                row(rng.below(n), &mut other);
-                step_from(pos, &other, alpha, sgd, Force::Repel);
+            for group in (0..count).step_by(LANES) {
+                others.clear();
+                for _ in group..count.min(group + LANES) {
+                    let k = rng.below(n);
+                    others.extend((0..d).map(|c| y[(k, c)]));
+                }
+                repel_from(pos, &others, alpha, sgd, &mut start);
             }
             next_negative[t] += count as f64 * per_negative;
         }
@@ -363,6 +393,7 @@ fn component_eigenvectors(
         &[&top],
         Solver::Auto,
         SHIFT_INVERT_SIGMA,
+        INIT_RESIDUAL,
     )
     .map_err(|e| e.to_string())?;
     if e.vectors.ncols() < d
@@ -380,6 +411,12 @@ fn component_eigenvectors(
 
 /// Shift of the shift-invert route for the fuzzy graph's eigenvalues near 1.
 const SHIFT_INVERT_SIGMA: f64 = 1e-4;
+
+/// Ritz residual, relative to the norm bound, at which the initialisation's Lanczos
+/// stops (umap-learn's `eigsh(tol=1e-4)`): a starting layout, moved by the SGD and
+/// perturbed by noise, needs no more, and Lanczos to round-off on a large fuzzy graph
+/// (whose sparse factor is too dense for shift-invert) was 40 % of the fit's time.
+const INIT_RESIDUAL: f64 = 1e-4;
 
 /// The positions of the components (row-major, one row of d per component): their
 /// centroids in `x` on the centroids' top principal axes, or on a circle (a line when

@@ -20,6 +20,7 @@
 mod fuzzy;
 mod layout;
 mod params;
+mod power;
 
 pub use params::{OptimizeStart, UmapInit};
 
