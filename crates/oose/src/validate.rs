@@ -140,6 +140,18 @@ pub(crate) fn square_symmetric(what: &'static str, m: MatRef<'_, f64>) -> Result
     Ok(())
 }
 
+/// `value` in 1..=`max`, else an error naming `param`: "must be between 1 and
+/// `bound` = `max`, got `value`" (`bound` says what `max` is: "N", "N − 1").
+pub(crate) fn count(param: &'static str, value: usize, max: usize, bound: &str) -> Result<()> {
+    if (1..=max).contains(&value) {
+        return Ok(());
+    }
+    Err(Error::param(
+        param,
+        format!("must be between 1 and {bound} = {max}, got {value}"),
+    ))
+}
+
 /// Looks `name` up in `table` (the names every interface uses); the error lists the
 /// accepted names and names the parameter.
 pub(crate) fn named<T: Copy>(param: &'static str, name: &str, table: &[(&str, T)]) -> Result<T> {

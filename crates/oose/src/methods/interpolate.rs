@@ -513,10 +513,7 @@ impl Method for Interpolator {
     });
 
     fn configurations() -> Vec<Configuration> {
-        let inexact = |label, v| Configuration {
-            exact_on_training: false,
-            ..Configuration::exact(label, v)
-        };
+        let inexact = Configuration::not_exact;
         vec![
             Configuration::exact("gaussian", Values::new().with("epsilon", 1.0)),
             Configuration::exact("thin-plate", Values::new().with("kernel", "thin_plate")),

@@ -4,7 +4,7 @@
 //! ||z − x_j|| + d_G(x_j, xᵢ), then projection (or restricted reconstruction) with
 //! a₂ = d_G² — scikit-learn's `Isomap.transform` for the projection.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::extend::restricted::Joint;
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::linalg::eigen::Solver;
@@ -94,16 +94,12 @@ impl Isomap {
         let n = x.nrows();
         // Geodesics, the similarity matrix and the eigensolver's copy: N×N each.
         crate::linalg::memory::plan("Isomap's geodesic distances (N×N)", 3, n, n)?;
-        if self.n_neighbors == 0 || self.n_neighbors >= n {
-            return Err(Error::param(
-                "n_neighbors",
-                format!(
-                    "must be between 1 and N − 1 = {}, got {}",
-                    n.saturating_sub(1),
-                    self.n_neighbors
-                ),
-            ));
-        }
+        validate::count(
+            "n_neighbors",
+            self.n_neighbors,
+            n.saturating_sub(1),
+            "N − 1",
+        )?;
         crate::progress::report(|| {
             format!(
                 "Isomap: {}-nearest neighbours of {n} points",

@@ -90,6 +90,15 @@ impl Configuration {
         }
     }
 
+    /// Sample-wise but not exact on training points (an extension that reconstructs a
+    /// training point from its neighbours, or interpolation with a smoothing term).
+    pub fn not_exact(label: &'static str, values: Values) -> Self {
+        Configuration {
+            exact_on_training: false,
+            ..Configuration::exact(label, values)
+        }
+    }
+
     /// The same with restricted reconstruction.
     pub fn with_restricted(mut self) -> Self {
         self.restricted = true;

@@ -419,9 +419,8 @@ impl Method for DiffusionMaps {
             ),
             // The union density couples the rows of a batch and moves training points.
             Configuration {
-                exact_on_training: false,
                 samplewise: false,
-                ..Configuration::exact(
+                ..Configuration::not_exact(
                     "union-density",
                     v("knn", "diffusion").with("density", "union"),
                 )

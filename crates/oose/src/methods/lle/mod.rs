@@ -19,7 +19,6 @@ use crate::extend::{by_chunks, Extension};
 use crate::linalg::eigen::{top_eigen_below_top, Solver, Symmetric};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
-use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
 };
@@ -183,26 +182,9 @@ impl Default for LocallyLinearEmbedding {
 
 impl LocallyLinearEmbedding {
     fn validate(&self, n: usize, dim: usize) -> Result<()> {
-        let k = self.n_neighbors;
-        if k == 0 || k >= n {
-            return Err(Error::param(
-                "n_neighbors",
-                format!(
-                    "must be between 1 and N − 1 = {}, got {k}",
-                    n.saturating_sub(1)
-                ),
-            ));
-        }
-        let d = self.n_components;
-        if d == 0 || d >= n {
-            return Err(Error::param(
-                "n_components",
-                format!(
-                    "must be between 1 and N − 1 = {}, got {d}",
-                    n.saturating_sub(1)
-                ),
-            ));
-        }
+        let (k, d) = (self.n_neighbors, self.n_components);
+        validate::count("n_neighbors", k, n.saturating_sub(1), "N − 1")?;
+        validate::count("n_components", d, n.saturating_sub(1), "N − 1")?;
         if d > k {
             return Err(Error::param(
                 "n_components",
@@ -368,6 +350,39 @@ impl LocallyLinearEmbedding {
     }
 }
 
+/// [`OutOfSample`] by [`barycentric_extension`] for a fitted type with the training points
+/// `x`, the `embedding` (both `StoredMat`) and `params.n_neighbors`, `params.reg`: LLE's
+/// and maximum variance unfolding's.
+macro_rules! barycentric_out_of_sample {
+    ($fitted:ty) => {
+        impl $crate::methods::OutOfSample for $fitted {
+            fn embedding(&self) -> faer::MatRef<'_, f64> {
+                self.embedding.view()
+            }
+
+            fn extend(
+                &self,
+                new: faer::MatRef<'_, f64>,
+            ) -> $crate::Result<$crate::extend::Extension> {
+                $crate::validate::columns("new points", new, self.x.ncols())?;
+                $crate::validate::finite("new points", new)?;
+                $crate::methods::lle::barycentric_extension(
+                    self.x.view(),
+                    self.embedding.view(),
+                    self.params.n_neighbors,
+                    self.params.reg,
+                    new,
+                )
+            }
+
+            fn input_width(&self) -> usize {
+                self.x.ncols()
+            }
+        }
+    };
+}
+pub(crate) use barycentric_out_of_sample;
+
 /// The barycentric extension (maths §14) of the checked rows `new`: the weights that
 /// reconstruct each row from its k nearest rows of `x` (regularised by `reg`) applied
 /// to the same rows of the embedding `y`; the reconstruction error per row as the
@@ -445,27 +460,7 @@ impl FittedLle {
     }
 }
 
-impl OutOfSample for FittedLle {
-    fn embedding(&self) -> MatRef<'_, f64> {
-        self.embedding.view()
-    }
-
-    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
-        validate::columns("new points", new, self.x.ncols())?;
-        validate::finite("new points", new)?;
-        barycentric_extension(
-            self.x.view(),
-            self.embedding.view(),
-            self.params.n_neighbors,
-            self.params.reg,
-            new,
-        )
-    }
-
-    fn input_width(&self) -> usize {
-        self.x.ncols()
-    }
-}
+barycentric_out_of_sample!(FittedLle);
 
 const N_NEIGHBORS: ParamSpec = ParamSpec::new(
     "n_neighbors",
@@ -533,10 +528,7 @@ impl Method for LocallyLinearEmbedding {
     });
 
     fn configurations() -> Vec<Configuration> {
-        let not_exact = |label, values| Configuration {
-            exact_on_training: false,
-            ..Configuration::exact(label, values)
-        };
+        let not_exact = Configuration::not_exact;
         vec![
             not_exact("k-10", Values::new().with("n_neighbors", 10usize)),
             not_exact(

@@ -16,10 +16,7 @@
 //! reconstruction error as the per-point reliability.
 
 use crate::error::{Error, Result};
-use crate::extend::Extension;
 use crate::linalg::stored::StoredMat;
-use crate::methods::lle::barycentric_extension;
-use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
 };
@@ -88,26 +85,9 @@ impl Default for MaximumVarianceUnfolding {
 
 impl MaximumVarianceUnfolding {
     fn validate(&self, n: usize) -> Result<()> {
-        let k = self.n_neighbors;
-        if k == 0 || k >= n {
-            return Err(Error::param(
-                "n_neighbors",
-                format!(
-                    "must be between 1 and N − 1 = {}, got {k}",
-                    n.saturating_sub(1)
-                ),
-            ));
-        }
-        let d = self.n_components;
-        if d == 0 || d >= n {
-            return Err(Error::param(
-                "n_components",
-                format!(
-                    "must be between 1 and N − 1 = {}, got {d}",
-                    n.saturating_sub(1)
-                ),
-            ));
-        }
+        let (k, d) = (self.n_neighbors, self.n_components);
+        validate::count("n_neighbors", k, n.saturating_sub(1), "N − 1")?;
+        validate::count("n_components", d, n.saturating_sub(1), "N − 1")?;
         if let Some(m) = self.n_landmarks {
             if m <= d || m > n {
                 return Err(Error::param(
@@ -309,27 +289,7 @@ impl FittedMvu {
     }
 }
 
-impl OutOfSample for FittedMvu {
-    fn embedding(&self) -> MatRef<'_, f64> {
-        self.embedding.view()
-    }
-
-    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
-        validate::columns("new points", new, self.x.ncols())?;
-        validate::finite("new points", new)?;
-        barycentric_extension(
-            self.x.view(),
-            self.embedding.view(),
-            self.params.n_neighbors,
-            self.params.reg,
-            new,
-        )
-    }
-
-    fn input_width(&self) -> usize {
-        self.x.ncols()
-    }
-}
+crate::methods::lle::barycentric_out_of_sample!(FittedMvu);
 
 const SPECS: &[ParamSpec] = &[
     N_COMPONENTS,
@@ -385,10 +345,7 @@ impl Method for MaximumVarianceUnfolding {
     });
 
     fn configurations() -> Vec<Configuration> {
-        let not_exact = |label, values| Configuration {
-            exact_on_training: false,
-            ..Configuration::exact(label, values)
-        };
+        let not_exact = Configuration::not_exact;
         vec![
             not_exact("k-5", Values::new()),
             not_exact("k-6", Values::new().with("n_neighbors", 6usize)),

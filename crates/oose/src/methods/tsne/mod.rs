@@ -207,15 +207,7 @@ impl Tsne {
         if !(0.0..=1.0).contains(&self.angle) {
             return bad("angle", format!("must be in [0, 1], got {}", self.angle));
         }
-        if self.transform_neighbors == 0 || self.transform_neighbors > n {
-            return bad(
-                "transform_neighbors",
-                format!(
-                    "must be between 1 and N = {n}, got {}",
-                    self.transform_neighbors
-                ),
-            );
-        }
+        validate::count("transform_neighbors", self.transform_neighbors, n, "N")?;
         Ok(())
     }
 

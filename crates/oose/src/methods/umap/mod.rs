@@ -191,15 +191,7 @@ impl Umap {
                 format!("must be ≥ 0, got {}", self.repulsion_strength),
             );
         }
-        if self.transform_neighbors == 0 || self.transform_neighbors > n {
-            return bad(
-                "transform_neighbors",
-                format!(
-                    "must be between 1 and N = {n}, got {}",
-                    self.transform_neighbors
-                ),
-            );
-        }
+        validate::count("transform_neighbors", self.transform_neighbors, n, "N")?;
         Ok(())
     }
 
