@@ -223,8 +223,8 @@ class TSNE(_StrategyOption, _Embedding):
     scikit-learn's schedule: PCA initialisation, 250 iterations of early exaggeration
     (momentum 0.5), then momentum 0.8, with per-coordinate gains. The repulsive forces
     are summed by FFT-accelerated interpolation (from 10000 points), Barnes–Hut
-    (θ = ``angle``) or exactly. The result is deterministic given ``random_state``,
-    whatever the number of threads.
+    (θ = ``angle``, each summarised cell with its quadrupole terms) or exactly. The
+    result is deterministic given ``random_state``, whatever the number of threads.
 
     ``transform`` places a new point at the geometric median of the positions of its
     ``transform_neighbors`` nearest training points, weighted by ‖z − xₐ‖⁻⁴. The reference embedding is
