@@ -16,6 +16,7 @@
 
 mod affinities;
 mod fft;
+mod field;
 mod gradient;
 mod optimise;
 mod params;

@@ -19,7 +19,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::affinities::conditional_row;
-use super::fft::Field;
+use super::field::Field;
 use super::gradient::{exact_repulsion, Tree};
 use crate::extend::{Column, Extension};
 use crate::neighbors::Neighbours;
