@@ -345,17 +345,8 @@ impl Chunks {
         if parts.len() == 1 {
             return Ok(parts.pop());
         }
-        let mut all = Mat::<f64>::zeros(n, parts[0].ncols());
-        let mut at = 0;
-        for p in parts {
-            // The reader keeps one width (ragged rows are its error).
-            debug_assert_eq!(p.ncols(), all.ncols());
-            all.as_mut()
-                .subrows_mut(at, p.nrows())
-                .copy_from(p.as_ref());
-            at += p.nrows();
-        }
-        Ok(Some(all))
+        // The reader keeps one width (ragged rows are its error).
+        Ok(Some(oose::linalg::stack_rows(&parts, parts[0].ncols())))
     }
 }
 

@@ -436,15 +436,7 @@ impl MatrixReader {
                 self.name
             )));
         }
-        let mut out = Mat::<f64>::zeros(n, w);
-        let mut at = 0;
-        for p in parts {
-            out.as_mut()
-                .subrows_mut(at, p.nrows())
-                .copy_from(p.as_ref());
-            at += p.nrows();
-        }
-        Ok(out)
+        Ok(oose::linalg::stack_rows(&parts, w))
     }
 }
 

@@ -13,6 +13,31 @@ pub(crate) fn product(
     out
 }
 
+/// The row blocks `parts` one under the other, in a new matrix `width` columns wide
+/// (the width of an empty list; every block must have it).
+///
+/// ```
+/// use oose::faer::Mat;
+/// let a = Mat::from_fn(2, 3, |i, j| (i * 3 + j) as f64);
+/// let b = Mat::from_fn(1, 3, |_, j| 10.0 + j as f64);
+/// let s = oose::linalg::stack_rows(&[a.clone(), b], 3);
+/// assert_eq!((s.nrows(), s[(2, 1)]), (3, 11.0));
+/// assert_eq!(s.as_ref().subrows(0, 2), a.as_ref());
+/// ```
+pub fn stack_rows(parts: &[faer::Mat<f64>], width: usize) -> faer::Mat<f64> {
+    let n = parts.iter().map(|p| p.nrows()).sum();
+    let mut out = faer::Mat::<f64>::zeros(n, width);
+    let mut at = 0;
+    for p in parts {
+        assert_eq!(p.ncols(), width, "stack_rows: a block of another width");
+        out.as_mut()
+            .subrows_mut(at, p.nrows())
+            .copy_from(p.as_ref());
+        at += p.nrows();
+    }
+    out
+}
+
 /// `impl LinOp<f64>` for a symmetric operator (it is its own conjugate transpose, so
 /// `apply` and `conj_apply` are both the product) of dimension `$n`, given by
 /// `$product(self, out, rhs)`: the shape faer's Lanczos takes.

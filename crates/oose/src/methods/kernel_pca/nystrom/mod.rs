@@ -399,19 +399,10 @@ impl FittedNystromKpca {
     pub fn embed(&self, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
         validate::columns("new points", z, self.plan.landmarks.ncols())?;
         validate::finite("new points", z)?;
-        let d = self.eigenvalues.len();
-        let mut out = Mat::<f64>::zeros(z.nrows(), d);
         let parts = in_blocks(z, self.plan.chunk_rows(), |_, b| {
             Ok(self.coordinates(b, Par::Seq))
         })?;
-        let mut at = 0;
-        for y in parts {
-            out.as_mut()
-                .subrows_mut(at, y.nrows())
-                .copy_from(y.as_ref());
-            at += y.nrows();
-        }
-        Ok(out)
+        Ok(crate::linalg::stack_rows(&parts, self.eigenvalues.len()))
     }
 
     /// The fitted model as bytes (without its novelty score, which the model keeps).
