@@ -144,7 +144,8 @@ fn new_points_land_with_their_cluster_and_far_points_are_unreliable() {
 #[test]
 fn one_thread_and_two_give_the_same_bits() {
     use oose::neighbors::GraphMethod;
-    let (x, _) = blobs(400, 3, 4);
+    // 1280 points: each of the SGD's 16 phases spans several parallel chunks of 32.
+    let (x, _) = blobs(1300, 3, 4);
     let run = |threads, init, neighbors| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -156,14 +157,14 @@ fn one_thread_and_two_give_the_same_bits() {
                     neighbors,
                     ..quick()
                 }
-                .fit(x.as_ref().subrows(0, 380))
+                .fit(x.as_ref().subrows(0, 1280))
                 .unwrap()
                 .into();
                 let opts = ExtendOptions {
                     strategy: Some(Strategy::Optimize),
                     ..Default::default()
                 };
-                let z = x.as_ref().subrows(380, 20);
+                let z = x.as_ref().subrows(1280, 20);
                 let e = m.extend_options(z, &opts).unwrap();
                 (m.embedding().to_owned(), e.coordinates)
             })
@@ -178,7 +179,7 @@ fn one_thread_and_two_give_the_same_bits() {
         // Another seed gives another layout.
         if init == UmapInit::Spectral {
             let other = Umap { seed: 1, ..quick() }
-                .fit(x.as_ref().subrows(0, 380))
+                .fit(x.as_ref().subrows(0, 1280))
                 .unwrap();
             assert!(other.embedding() != one.0.as_ref());
         }
