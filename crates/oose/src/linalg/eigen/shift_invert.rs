@@ -88,6 +88,9 @@ const ROUGH_MAX_STEPS: usize = 300;
 /// runs faer's restarted solver, whose memory does not grow with the steps.
 fn rough(a: &SymCsr, k: usize, rho: f64, deflate: &[&[f64]], residual: f64) -> Option<Eigen> {
     let n = a.n();
+    if n < 2 {
+        return None;
+    }
     let steps = ROUGH_MAX_STEPS.min(ROUGH_BASIS_ENTRIES / n).min(n - 1);
     if steps < 2 * k + 2 {
         return None;
@@ -222,8 +225,16 @@ pub(super) fn lanczos_full(
         basis.col_mut(j).copy_from(v.col(0));
         let mut w = v.clone();
         apply(w.col_as_slice_mut(0));
-        let a: f64 = (v.transpose() * &w)[(0, 0)];
-        alpha.push(a);
+        let mut a = Mat::<f64>::zeros(1, 1);
+        matmul(
+            a.as_mut(),
+            Accum::Replace,
+            v.transpose(),
+            w.as_ref(),
+            1.0,
+            Par::Seq,
+        );
+        alpha.push(a[(0, 0)]);
         let m = j + 1;
         for _ in 0..2 {
             let vb = basis.as_ref().subcols(0, m);
@@ -257,7 +268,17 @@ pub(super) fn lanczos_full(
             let theta1 = e.values[0].abs();
             let converged = (0..k).all(|i| (bj * e.vectors[(m - 1, i)]).abs() <= tol * theta1);
             if converged || bj == 0.0 {
-                return Some(basis.as_ref().subcols(0, m) * &e.vectors);
+                let mut ritz = Mat::<f64>::zeros(n, k);
+                let vb = basis.as_ref().subcols(0, m);
+                matmul(
+                    ritz.as_mut(),
+                    Accum::Replace,
+                    vb,
+                    e.vectors.as_ref(),
+                    1.0,
+                    Par::Seq,
+                );
+                return Some(ritz);
             }
         }
         if bj == 0.0 {
@@ -277,13 +298,32 @@ fn rayleigh_ritz(
     v: MatRef<'_, f64>,
     deflate: &[&[f64]],
 ) -> Option<(Vec<f64>, Mat<f64>)> {
+    use faer::linalg::matmul::matmul;
+    use faer::Accum;
     let (n, k) = (v.nrows(), v.ncols());
     let mut av = Mat::<f64>::zeros(n, k);
     a.apply_shifted(av.as_mut(), v, 0.0, deflate);
-    let h = v.transpose() * &av;
+    // One thread: a reduction over n split by the pool would move the last bits.
+    let mut h = Mat::<f64>::zeros(k, k);
+    matmul(
+        h.as_mut(),
+        Accum::Replace,
+        v.transpose(),
+        av.as_ref(),
+        1.0,
+        Par::Seq,
+    );
     let hs = Mat::from_fn(k, k, |i, j| 0.5 * (h[(i, j)] + h[(j, i)]));
     let small = dense(hs.as_ref(), k).ok()?;
-    let mut vectors = v * &small.vectors;
+    let mut vectors = Mat::<f64>::zeros(n, k);
+    matmul(
+        vectors.as_mut(),
+        Accum::Replace,
+        v,
+        small.vectors.as_ref(),
+        1.0,
+        Par::Seq,
+    );
     apply_sign_rule(vectors.as_mut());
     Some((small.values, vectors))
 }
