@@ -116,10 +116,7 @@ fn lanczos_stoppable(
     let v0 = Col::<f64>::from_fn(n, |_| rng.normal());
     // Scale the absolute Ritz-residual tolerance by the norm bound, with the round-off
     // floor of a matvec.
-    let tol = norm
-        * (8.0 * (n as f64).sqrt() * f64::EPSILON)
-            .max(1e-13)
-            .max(residual);
+    let tol = norm * roundoff(n).max(residual);
     let mut vecs = Mat::<f64>::zeros(n, k);
     let mut vals = vec![0.0; k];
     let mut mem = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(

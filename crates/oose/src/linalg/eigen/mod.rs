@@ -241,6 +241,12 @@ pub struct Eigen {
 }
 
 /// Lanczos subspace sizes for `k` wanted eigenpairs.
+/// The relative residual a product's round-off allows at size n: where every Lanczos
+/// here stops when asked for no more than round-off.
+fn roundoff(n: usize) -> f64 {
+    (8.0 * (n as f64).sqrt() * f64::EPSILON).max(1e-13)
+}
+
 fn lanczos_dims(k: usize) -> (usize, usize) {
     let min_dim = k.max(16) + 8;
     (min_dim, (2 * min_dim).max(k + 32))

@@ -39,7 +39,9 @@ fn sparse_to(
             shift: rho,
             deflate,
         };
-        let quick = if residual > 0.0 {
+        // A rough solve that failed would fail again at round-off: tried once.
+        let tried = residual > 0.0;
+        let quick = if tried {
             rough(a, k, rho, deflate, residual)
         } else {
             None
@@ -50,7 +52,7 @@ fn sparse_to(
         };
         match lanczos {
             Ok(e) => e,
-            Err(why) => match rough(a, k, rho, deflate, roundoff(n)) {
+            Err(why) => match (!tried).then(|| rough(a, k, rho, deflate, 0.0)).flatten() {
                 Some(e) => {
                     note = Some(format!("{why}; used unrestarted Lanczos"));
                     e
@@ -69,12 +71,6 @@ fn sparse_to(
     Ok(out)
 }
 
-/// The relative residual of a product's round-off at size n (faer's solver stops there
-/// too: `lanczos_operator` with residual 0).
-fn roundoff(n: usize) -> f64 {
-    (8.0 * (n as f64).sqrt() * f64::EPSILON).max(1e-13)
-}
-
 /// The unrestarted Lanczos of a rough solve ([`rough`]) holds at most this many basis
 /// entries (256 MiB) and takes at most [`ROUGH_MAX_STEPS`] steps.
 const ROUGH_BASIS_ENTRIES: usize = 1 << 25;
@@ -82,7 +78,7 @@ const ROUGH_BASIS_ENTRIES: usize = 1 << 25;
 const ROUGH_MAX_STEPS: usize = 300;
 
 /// The `k` largest eigenpairs of A − Σ d dᵀ (`deflate`) with Ritz residuals below
-/// `residual` · 2ρ (ρ: the Gershgorin bound plus the deflation's 1, so that A + ρI ⪰ 0
+/// `residual` · 2ρ, never below the round-off of a product ([`roundoff`]) (ρ: the Gershgorin bound plus the deflation's 1, so that A + ρI ⪰ 0
 /// and ‖A + ρI‖ ≤ 2ρ), by [`lanczos_full`] on A + ρI and Rayleigh–Ritz with A. `None`
 /// when its basis would exceed [`ROUGH_BASIS_ENTRIES`] before it converged: the caller
 /// runs faer's restarted solver, whose memory does not grow with the steps.
@@ -107,6 +103,7 @@ fn rough(a: &SymCsr, k: usize, rho: f64, deflate: &[&[f64]], residual: f64) -> O
     };
     // The Ritz values of A + ρI are at most ρ + 1: this tolerance on |β s| / θ₁ keeps
     // the residuals below residual · 2ρ.
+    let residual = residual.max(roundoff(n));
     let v = lanczos_full(apply, n, k, residual * 2.0 * rho / (rho + 1.0), steps)?;
     let (values, vectors) = rayleigh_ritz(a, v.as_ref(), deflate)?;
     Some(Eigen {
