@@ -237,3 +237,68 @@ fn the_level_is_stored_with_the_model() {
         .to_string();
     assert!(err.contains("alpha"), "{err}");
 }
+
+#[test]
+fn the_score_is_the_distance_corrected_for_the_local_spread_as_maths_18_writes_it() {
+    // s(z) = d(z)·sqrt(ρ̃/ρ(z)), computed here by brute force, independently of the
+    // library's search and bookkeeping.
+    // A tight cluster beside a loose one (spreads differ by 8), so that new points
+    // land where the training set is tighter and looser than typical.
+    let mut rng = oose::rng::Rng::new(7);
+    let (n, m) = (301, 40);
+    let x = Mat::from_fn(n, 2, |i, _| {
+        let (centre, scale) = if i % 3 == 0 { (0.0, 0.1) } else { (3.0, 0.8) };
+        centre + scale * rng.normal()
+    });
+    let z = Mat::from_fn(m, 2, |i, _| {
+        let (centre, scale) = if i % 2 == 0 { (0.0, 0.3) } else { (3.0, 1.5) };
+        centre + scale * rng.normal()
+    });
+    let nov = Novelty::fit(x.as_ref()).unwrap();
+    let dist =
+        |a: &[f64], j: usize| ((a[0] - x[(j, 0)]).powi(2) + (a[1] - x[(j, 1)]).powi(2)).sqrt();
+    // The k = 10 nearest (skipping `own`), by brute force.
+    let nearest = |a: &[f64], own: Option<usize>| {
+        let mut v: Vec<(f64, usize)> = (0..n)
+            .filter(|&j| Some(j) != own)
+            .map(|j| (dist(a, j), j))
+            .collect();
+        v.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+        v.truncate(10);
+        v
+    };
+    let row = |mat: &Mat<f64>, i: usize| [mat[(i, 0)], mat[(i, 1)]];
+    let spread: Vec<f64> = (0..n)
+        .map(|i| {
+            nearest(&row(&x, i), Some(i))
+                .iter()
+                .map(|p| p.0)
+                .sum::<f64>()
+                / 10.0
+        })
+        .collect();
+    let mut sorted = spread.clone();
+    sorted.sort_by(f64::total_cmp);
+    let typical = sorted[n / 2]; // n odd: the middle one
+    let expect = |a: &[f64], own: Option<usize>| {
+        let nb = nearest(a, own);
+        let d = nb.iter().map(|p| p.0).sum::<f64>() / 10.0;
+        let rho = nb.iter().map(|p| spread[p.1]).sum::<f64>() / 10.0;
+        (d * (typical / rho).sqrt(), rho > typical)
+    };
+    let got = nov.score(z.as_ref(), None).unwrap();
+    let mut sides = [0, 0];
+    for i in 0..m {
+        let (want, loose) = expect(&row(&z, i), None);
+        sides[loose as usize] += 1;
+        let s = got.novelty[i];
+        assert!((s - want).abs() <= 1e-12 * want, "row {i}: {s} vs {want}");
+    }
+    assert!(sides[0] > 5 && sides[1] > 5, "both sides of ρ̃: {sides:?}");
+    // The calibration: the same score of each training point with itself left out.
+    let mut cal: Vec<f64> = (0..n).map(|i| expect(&row(&x, i), Some(i)).0).collect();
+    cal.sort_by(f64::total_cmp);
+    for (a, b) in nov.calibration().iter().zip(&cal) {
+        assert!((a - b).abs() <= 1e-12 * b, "{a} vs {b}");
+    }
+}
