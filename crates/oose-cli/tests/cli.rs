@@ -177,7 +177,7 @@ fn bad_data_exit_1_with_culprit() {
     let mut b = b"\x93NUMPY\x01\x00".to_vec();
     let h = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }";
     let mut h = h.to_string();
-    while (10 + h.len() + 1) % 64 != 0 {
+    while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');

@@ -58,20 +58,50 @@ pub(crate) fn finish_sq_distance_column(
     j: usize,
     bj: f64,
 ) {
-    let mut near = 0usize;
-    for (v, &ai) in col.iter_mut().zip(a_sq) {
-        let scale = ai + bj;
-        let d2 = *v + scale;
-        near += usize::from(d2 < REFINE * scale);
-        *v = d2;
-    }
-    if near > 0 {
+    if add_norms(col, a_sq, bj) > 0 {
         for (i, (v, &ai)) in col.iter_mut().zip(a_sq).enumerate() {
             if *v < REFINE * (ai + bj) {
                 *v = direct_sq_distance(a, i, b, j);
             }
         }
     }
+}
+
+/// col[i] += a_sq[i] + bj; the number of entries then below `REFINE · (a_sq[i] + bj)`.
+/// Branch-free, compiled for the widest vectors the CPU has (the same bits on every
+/// path: one add and one compare per entry).
+fn add_norms(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
+    #[inline(always)]
+    fn body(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
+        let mut near = 0usize;
+        for (v, &ai) in col.iter_mut().zip(a_sq) {
+            let scale = ai + bj;
+            let d2 = *v + scale;
+            near += usize::from(d2 < REFINE * scale);
+            *v = d2;
+        }
+        near
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        fn wide(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
+            body(col, a_sq, bj)
+        }
+        #[target_feature(enable = "avx2")]
+        fn avx2(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
+            body(col, a_sq, bj)
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { wide(col, a_sq, bj) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2(col, a_sq, bj) };
+        }
+    }
+    body(col, a_sq, bj)
 }
 
 /// Entries with d² below `REFINE · (||a||² + ||b||²)` are recomputed directly: the GEMM

@@ -326,7 +326,7 @@ impl TrainingSearch {
     pub fn is_consistent(&self, n: usize) -> bool {
         self.graph.is_empty()
             || (n > 0
-                && self.graph.len() % n == 0
+                && self.graph.len().is_multiple_of(n)
                 && self.graph.len() >= n
                 && self.graph.iter().all(|&j| (j as usize) < n))
     }
