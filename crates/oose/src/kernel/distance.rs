@@ -82,26 +82,10 @@ fn add_norms(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
         }
         near
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f")]
-        fn wide(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
-            body(col, a_sq, bj)
-        }
-        #[target_feature(enable = "avx2")]
-        fn avx2(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
-            body(col, a_sq, bj)
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { wide(col, a_sq, bj) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { avx2(col, a_sq, bj) };
-        }
-    }
-    body(col, a_sq, bj)
+    crate::linalg::simd::vectorized(
+        #[inline(always)]
+        || body(col, a_sq, bj),
+    )
 }
 
 /// Entries with d² below `REFINE · (||a||² + ||b||²)` are recomputed directly: the GEMM

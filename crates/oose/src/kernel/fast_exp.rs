@@ -7,7 +7,7 @@
 //! exponent bits, in two factors so that results down to the subnormal range come out
 //! right. Measured error against `f64::exp`: ≤ 2 ulp (see the tests).
 //! Branch-free: the loop vectorises (SSE2 baseline; AVX2 or AVX-512 when the CPU has
-//! them, with the same bits).
+//! them, through `linalg::simd::vectorized`, with the same bits).
 
 const LOG2E: f64 = std::f64::consts::LOG2_E;
 // ln 2 split so that n·LN2_HI is exact for |n| < 2¹¹ (fdlibm's constants).
@@ -66,65 +66,21 @@ fn exp_neg_sqrt_scaled_body(v: &mut [f64], scale: f64) {
     }
 }
 
-// One body, compiled three times: the baseline (SSE2), AVX2 and AVX-512. The operations
-// and their order are the same (Rust does not fuse a multiply and an add on its own), so
-// every path gives the baseline's bits; the wider ones only do more values at a time
-// (AVX-512 1.8× AVX2 per value on the 2-core AMD EPYC, Zen 4, of the benchmarks).
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn exp_scaled_avx2(v: &mut [f64], scale: f64) {
-    exp_scaled_body(v, scale)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn exp_scaled_avx512(v: &mut [f64], scale: f64) {
-    exp_scaled_body(v, scale)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn exp_neg_sqrt_scaled_avx2(v: &mut [f64], scale: f64) {
-    exp_neg_sqrt_scaled_body(v, scale)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn exp_neg_sqrt_scaled_avx512(v: &mut [f64], scale: f64) {
-    exp_neg_sqrt_scaled_body(v, scale)
-}
-
-/// v ← exp(scale · v), elementwise.
+/// v ← exp(scale · v), elementwise. Compiled for the widest vectors the CPU has
+/// ([`vectorized`](crate::linalg::simd::vectorized)), the same bits on every path.
 pub fn exp_scaled(v: &mut [f64], scale: f64) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { exp_scaled_avx512(v, scale) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { exp_scaled_avx2(v, scale) };
-        }
-    }
-    exp_scaled_body(v, scale)
+    crate::linalg::simd::vectorized(
+        #[inline(always)]
+        || exp_scaled_body(v, scale),
+    )
 }
 
-/// v ← exp(scale · √v), elementwise (v ≥ 0).
+/// v ← exp(scale · √v), elementwise (v ≥ 0), as [`exp_scaled`].
 pub fn exp_sqrt_scaled(v: &mut [f64], scale: f64) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { exp_neg_sqrt_scaled_avx512(v, scale) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { exp_neg_sqrt_scaled_avx2(v, scale) };
-        }
-    }
-    exp_neg_sqrt_scaled_body(v, scale)
+    crate::linalg::simd::vectorized(
+        #[inline(always)]
+        || exp_neg_sqrt_scaled_body(v, scale),
+    )
 }
 
 #[cfg(test)]
@@ -152,50 +108,35 @@ mod tests {
         assert_eq!(v[v.len() - 5], 1.0);
     }
 
-    /// The dispatched path, and each wider path the CPU has (AVX2, AVX-512), gives the
-    /// bits of the baseline build of the same code: no fused multiply-add, the same
-    /// rounding. (1001 values: the wide loops' remainders are exercised too.)
+    /// Each path the CPU has (plain, AVX2, AVX-512) gives the bits of the plain build
+    /// of the same code: no fused multiply-add, the same rounding. (1001 values: the
+    /// wide loops' remainders are exercised too.)
     #[test]
-    fn every_path_gives_the_baseline_bits() {
+    fn every_path_gives_the_plain_bits() {
         let x: Vec<f64> = (0..1001).map(|i| -700.0 + 1.4 * i as f64 + 0.123).collect();
         let roots: Vec<f64> = (0..1001).map(|i| i as f64 * 0.731).collect();
-        let mut base = x.clone();
-        exp_scaled_body(&mut base, 0.97);
-        let mut base_sqrt = roots.clone();
-        exp_neg_sqrt_scaled_body(&mut base_sqrt, -0.61);
-        let same = |got: &[f64], want: &[f64], path: &str| {
-            for (i, (a, b)) in got.iter().zip(want).enumerate() {
-                assert_eq!(a.to_bits(), b.to_bits(), "{path}, value {i}");
-            }
-        };
+        let mut want = x.clone();
+        exp_scaled_body(&mut want, 0.97);
+        let mut want_sqrt = roots.clone();
+        exp_neg_sqrt_scaled_body(&mut want_sqrt, -0.61);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         let mut v = x.clone();
         exp_scaled(&mut v, 0.97);
-        same(&v, &base, "dispatched");
-        let mut v = roots.clone();
-        exp_sqrt_scaled(&mut v, -0.61);
-        same(&v, &base_sqrt, "dispatched sqrt");
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
+        assert_eq!(bits(&v), bits(&want), "dispatched");
+        let paths = crate::linalg::simd::each_path(
+            #[inline(always)]
+            || {
                 let mut v = x.clone();
-                // SAFETY: the CPU supports AVX2 (checked just above).
-                unsafe { exp_scaled_avx2(&mut v, 0.97) };
-                same(&v, &base, "avx2");
-                let mut v = roots.clone();
-                // SAFETY: as above.
-                unsafe { exp_neg_sqrt_scaled_avx2(&mut v, -0.61) };
-                same(&v, &base_sqrt, "avx2 sqrt");
-            }
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                let mut v = x.clone();
-                // SAFETY: the CPU supports AVX-512F (checked just above).
-                unsafe { exp_scaled_avx512(&mut v, 0.97) };
-                same(&v, &base, "avx512");
-                let mut v = roots.clone();
-                // SAFETY: as above.
-                unsafe { exp_neg_sqrt_scaled_avx512(&mut v, -0.61) };
-                same(&v, &base_sqrt, "avx512 sqrt");
-            }
+                exp_scaled_body(&mut v, 0.97);
+                let mut w = roots.clone();
+                exp_neg_sqrt_scaled_body(&mut w, -0.61);
+                (v, w)
+            },
+        );
+        assert!(paths.len() >= 2 || !cfg!(target_arch = "x86_64"));
+        for (path, (v, w)) in paths {
+            assert_eq!(bits(&v), bits(&want), "{path}");
+            assert_eq!(bits(&w), bits(&want_sqrt), "{path} sqrt");
         }
     }
 

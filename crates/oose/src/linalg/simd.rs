@@ -1,22 +1,56 @@
 //! Runtime choice of vector width for the hand-written loops (faer dispatches its own).
 
-/// Runs `f` inside a function compiled for AVX2 when the CPU has it (x86-64), so that
-/// the loops the compiler vectorises in `f` use 4-wide vectors; elsewhere, or without
-/// AVX2, calls `f` as it is. `f` should be an `#[inline(always)]` closure, so that its
-/// body is compiled in that context. FMA is not enabled: every product and sum is
-/// rounded the same whichever way `f` runs.
+/// Runs `f` inside a function compiled for the widest vectors the CPU has on x86-64
+/// (AVX-512F, else AVX2), so that the loops the compiler vectorises in `f` use 8- or
+/// 4-wide vectors; elsewhere, or with neither, calls `f` as it is. `f` should be an
+/// `#[inline(always)]` closure, so that its body is compiled in that context. FMA is not
+/// enabled and the compiler does not reorder floating-point sums: every product and sum
+/// is rounded the same whichever way `f` runs, so the bits do not depend on the CPU.
 #[inline(always)]
 pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
-            f()
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (just checked), the one feature `avx512` enables.
+            return unsafe { avx512(f) };
         }
-        // SAFETY: the CPU has AVX2 (just checked), the one feature `avx2` enables.
-        return unsafe { avx2(f) };
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (just checked), the one feature `avx2` enables.
+            return unsafe { avx2(f) };
+        }
     }
     f()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// `f` run on every path this CPU has: plain, then AVX2 and AVX-512F where present (for
+/// the tests that every path gives the same bits).
+#[cfg(test)]
+pub(crate) fn each_path<R>(f: impl Fn() -> R + Copy) -> Vec<(&'static str, R)> {
+    let mut out = vec![("plain", f())];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (just checked).
+            out.push(("avx2", unsafe { avx2(f) }));
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (just checked).
+            out.push(("avx512", unsafe { avx512(f) }));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -30,5 +64,11 @@ mod tests {
             || x.iter().map(|v| v * v).sum::<f64>(),
         );
         assert_eq!(vec, plain);
+        for (path, v) in super::each_path(
+            #[inline(always)]
+            || x.iter().map(|v| v * v).sum::<f64>(),
+        ) {
+            assert_eq!(v.to_bits(), plain.to_bits(), "{path}");
+        }
     }
 }
