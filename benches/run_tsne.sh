@@ -5,7 +5,9 @@
 # openTSNE (FFT, same threads) and scikit-learn (Barnes–Hut),
 # in one run: fit time, final KL, trustworthiness(10) and kNN preservation(10) on a 5000
 # point sample, transform time and out-of-sample 10-NN accuracy of the test images
-# (oose: interpolation and optimize; openTSNE: transform), and the input-space ceiling.
+# (oose: interpolation and optimize; openTSNE: transform), and the input-space ceiling;
+# then oose's transform in process through the Python package (built in release into
+# .venv-tsne), as openTSNE's is timed, and one point's latency.
 # TSNE_N (default 60000) training images, TSNE_M (default 10000) test images;
 # TSNE_SKLEARN=0 skips scikit-learn (the slowest); TSNE_EXACT_N (default 2000) sets the
 # size of the gradient comparison (exact, Barnes–Hut, FFT) run by oose. Then the kNN
@@ -16,8 +18,11 @@ if [ ! -d /usr/share/datasets/fashion-mnist ]; then
 fi
 if [ ! -x .venv-tsne/bin/python ]; then
   python3 -m venv .venv-tsne
-  .venv-tsne/bin/pip install -q openTSNE scikit-learn
+  .venv-tsne/bin/pip install -q openTSNE scikit-learn maturin
 fi
+[ -x .venv-tsne/bin/maturin ] || .venv-tsne/bin/pip install -q maturin
+VIRTUAL_ENV="$PWD/.venv-tsne" PATH="$PWD/.venv-tsne/bin:$PATH" \
+  .venv-tsne/bin/maturin develop --release --locked -q -m crates/oose-python/Cargo.toml
 .venv-tsne/bin/python benches/peers/tsne_suite.py "$tmp" ./target/release/oose \
   "${TSNE_N:-60000}" "${TSNE_M:-10000}" "${TSNE_SKLEARN:-1}" "${TSNE_EXACT_N:-2000}"
 # The kNN graph of P (k = 91 at perplexity 30): exact against NN-descent, time and

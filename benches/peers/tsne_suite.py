@@ -1,9 +1,12 @@
 """The t-SNE benchmark (run by benches/run_tsne.sh): oose's CLI, openTSNE and
-scikit-learn on Fashion-MNIST PCA-50, one run, numbers as a markdown table."""
+scikit-learn on Fashion-MNIST PCA-50, one run, numbers as a markdown table; then oose's
+transform in process through the Python package (as openTSNE's is timed) and one
+point's latency."""
 
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -108,4 +111,27 @@ if len(kls) == 3:
         print(f"{m} / exact final KL: {kls[m][0] / kls['exact'][0]:.4f} (target within 1 %)")
 t_ref = ref[5]["transform"][0]
 for s in ("interpolation", "optimize"):
-    print(f"transform speed-up {s} vs openTSNE: {t_ref / o[5][s][0]:.1f}×")
+    print(f"transform speed-up {s} (CLI: process start, model load, files) vs openTSNE: "
+          f"{t_ref / o[5][s][0]:.1f}×")
+
+# In process, like openTSNE's transform: the model loaded once by the Python package.
+try:
+    import oose as oose_py
+except ImportError:
+    print("(the oose Python package is not installed here: no in-process times)")
+    sys.exit(0)
+est = oose_py.load(model)
+print(f"\nIn process (Python, the model loaded once), the {len(test)} test images:")
+for strategy in ("interpolation", "optimize"):
+    est.set_params(strategy=strategy)
+    z, t = timed(lambda: est.transform(test), repeat=3 if strategy == "interpolation" else 1)
+    print(f"oose {strategy} through Python: {t:.3f} s, accuracy {accuracy(emb, z):.4f}; "
+          f"speed-up vs openTSNE's transform: {t_ref / t:.1f}×")
+est.set_params(strategy="interpolation")
+ts = []
+for i in range(201):
+    row = test[i % len(test) : i % len(test) + 1]
+    t0 = time.perf_counter()
+    est.transform(row)
+    ts.append(time.perf_counter() - t0)
+print(f"single point, median of 201, oose interpolation through Python: {1e3 * np.median(ts):.3f} ms")
