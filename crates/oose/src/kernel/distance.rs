@@ -71,21 +71,22 @@ pub(crate) fn finish_sq_distance_column(
 /// Branch-free, compiled for the widest vectors the CPU has (the same bits on every
 /// path: one add and one compare per entry).
 fn add_norms(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
-    #[inline(always)]
-    fn body(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
-        let mut near = 0usize;
-        for (v, &ai) in col.iter_mut().zip(a_sq) {
-            let scale = ai + bj;
-            let d2 = *v + scale;
-            near += usize::from(d2 < REFINE * scale);
-            *v = d2;
-        }
-        near
-    }
     crate::linalg::simd::vectorized(
         #[inline(always)]
-        || body(col, a_sq, bj),
+        || add_norms_body(col, a_sq, bj),
     )
+}
+
+#[inline(always)]
+fn add_norms_body(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
+    let mut near = 0usize;
+    for (v, &ai) in col.iter_mut().zip(a_sq) {
+        let scale = ai + bj;
+        let d2 = *v + scale;
+        near += usize::from(d2 < REFINE * scale);
+        *v = d2;
+    }
+    near
 }
 
 /// Entries with d² below `REFINE · (||a||² + ||b||²)` are recomputed directly: the GEMM
@@ -127,6 +128,46 @@ pub fn symmetrize(m: &mut Mat<f64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The distance pass gives the plain build's bits and near count on every vector
+    /// path the CPU has (AVX2, AVX-512), remainders included (1001 entries, some near).
+    #[test]
+    fn every_path_of_the_distance_pass_gives_the_plain_bits() {
+        let a_sq: Vec<f64> = (0..1001)
+            .map(|i| 1.0 + (i as f64 * 0.37).sin().abs())
+            .collect();
+        let bj = 2.5;
+        // −2aᵀb: most entries far, every 97th within REFINE of cancelling.
+        let col: Vec<f64> = (0..1001)
+            .map(|i| {
+                let s = a_sq[i] + bj;
+                if i % 97 == 0 {
+                    -s * (1.0 - 1e-5)
+                } else {
+                    -s * (0.3 + 0.5 * (i as f64 * 0.11).cos().abs())
+                }
+            })
+            .collect();
+        let paths = crate::linalg::simd::each_path(
+            #[inline(always)]
+            || {
+                let mut v = col.clone();
+                let near = add_norms_body(&mut v, &a_sq, bj);
+                (v, near)
+            },
+        );
+        let (_, (want, near)) = &paths[0];
+        assert_eq!(*near, 11);
+        let mut v = col.clone();
+        assert_eq!(add_norms(&mut v, &a_sq, bj), *near, "dispatched");
+        assert!(v.iter().zip(want).all(|(x, y)| x.to_bits() == y.to_bits()));
+        for (path, (v, n)) in &paths {
+            assert_eq!(n, near, "{path}");
+            for (i, (x, y)) in v.iter().zip(want).enumerate() {
+                assert_eq!(x.to_bits(), y.to_bits(), "{path}, entry {i}");
+            }
+        }
+    }
 
     #[test]
     fn matches_direct_formula_and_is_clamped() {
