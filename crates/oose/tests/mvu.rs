@@ -304,3 +304,37 @@ fn a_60_point_roll_is_solved_to_a_feasible_k_below_its_dual_bound() {
         "primal {primal} dual {dual}"
     );
 }
+
+/// `solved` promises the objective as well: on the 150-point roll with k = 6 the three
+/// residuals meet `tol` while tr K and the dual bound still differ by 2.5e-6 (large
+/// multipliers, maths §15), so the status is almost-solved and the warning gives the
+/// objective gap; where a fit is solved, its objective gap is within `tol`.
+#[test]
+fn solved_means_the_objectives_agree_to_tol() {
+    use oose::model::method::Fitted;
+    for (n, k, want) in [
+        (150, 6, SdpStatus::AlmostSolved),
+        (100, 5, SdpStatus::Solved),
+    ] {
+        let m = fit(n, k);
+        let mut info = Vec::new();
+        m.info(&mut info);
+        let gap: f64 = info
+            .iter()
+            .find(|(key, _)| key == "objective_gap")
+            .expect("objective_gap in the info")
+            .1
+            .parse()
+            .unwrap();
+        let (status, _, p, _, dgap) = m.solver_report();
+        assert_eq!(status, want, "N = {n}, k = {k}: objective gap {gap:e}");
+        match status {
+            SdpStatus::Solved => assert!(gap.abs() <= m.params().tol, "{gap:e}"),
+            _ => {
+                assert!(gap.abs() > m.params().tol && p < 1e-8 && dgap < 1e-8, "{gap:e}");
+                let w = m.fit_warnings().join("\n");
+                assert!(w.contains("objective gap 2.5e-6"), "{w}");
+            }
+        }
+    }
+}

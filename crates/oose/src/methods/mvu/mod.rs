@@ -174,13 +174,16 @@ impl MaximumVarianceUnfolding {
         };
         let mut warnings = warnings;
         if solved.status == SdpStatus::AlmostSolved {
+            let (p, d) = (solved.trace, solved.dual_objective);
             warnings.push(format!(
-                "the semidefinite program was solved to the reduced tolerance {:.0e}, not to \
-                 tol = {:.0e} (primal infeasibility {:.1e}, relative gap {:.1e})",
-                sdp::REDUCED_TOL,
+                "the semidefinite program stopped short of tol = {:.0e}: primal \
+                 infeasibility {:.1e}, relative gap {:.1e} (both below the reduced tolerance \
+                 {:.0e}), objective gap {:.1e} (tr K is known to about that accuracy)",
                 self.tol,
                 solved.primal_infeasibility,
-                solved.gap
+                solved.gap,
+                sdp::REDUCED_TOL,
+                (p - d) / (1.0 + p.abs() + d.abs())
             ));
         }
         Ok(FittedMvu {

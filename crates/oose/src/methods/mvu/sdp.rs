@@ -61,7 +61,8 @@ pub enum SdpStatus {
     /// Relative primal and dual infeasibility and duality gap all below the tolerance.
     Solved,
     /// Stopped (iteration limit or no more progress) with every measure below the
-    /// reduced tolerance [`REDUCED_TOL`] but not all below the requested one.
+    /// reduced tolerance [`REDUCED_TOL`] but not all below the requested one; or every
+    /// measure below the requested one but the primal and dual objectives further apart.
     AlmostSolved,
     /// The iteration limit came first.
     MaxIterations,
@@ -534,6 +535,13 @@ impl<'a> Sdp<'a> {
             }
         }
         let (pobj, dobj, rel_p, rel_d, rel_gap) = report;
+        // `Solved` promises the objective as well: with large multipliers the three
+        // measures can meet `tol` while ⟨C, Y⟩ and bᵀy still differ by more (maths §15).
+        if status == SdpStatus::Solved
+            && (pobj - dobj).abs() / (1.0 + pobj.abs() + dobj.abs()) > tol
+        {
+            status = SdpStatus::AlmostSolved;
+        }
         Ok(SdpSolution {
             y: yv,
             status,
