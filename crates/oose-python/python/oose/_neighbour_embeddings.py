@@ -137,9 +137,11 @@ class MaximumVarianceUnfolding(_Embedding):
         Regularisation of the local Gram matrices of ``transform``'s weights.
     tol : float, default=1e-8
         Relative accuracy asked of the semidefinite program (primal and dual
-        infeasibility, duality gap). When the solver stops short of it but within
-        1e-6 the fit succeeds with a ``FitWarning`` (``sdp_status_ == "almost-solved"``);
-        otherwise it raises ``ValueError`` with the solver's status.
+        infeasibility, duality gap, and the gap between the primal and dual
+        objectives). When the solver stops short of it but with the residuals within
+        1e-6, or meets it in the residuals but not in the objectives, the fit succeeds
+        with a ``FitWarning`` giving the objective gap (``sdp_status_ ==
+        "almost-solved"``); otherwise it raises ``ValueError`` with the solver's status.
     max_iter : int, default=100
         Most interior-point iterations (per program solved, with landmarks).
     n_landmarks : int or None, default=None
