@@ -331,7 +331,10 @@ fn solved_means_the_objectives_agree_to_tol() {
         match status {
             SdpStatus::Solved => assert!(gap.abs() <= m.params().tol, "{gap:e}"),
             _ => {
-                assert!(gap.abs() > m.params().tol && p < 1e-8 && dgap < 1e-8, "{gap:e}");
+                assert!(
+                    gap.abs() > m.params().tol && p < 1e-8 && dgap < 1e-8,
+                    "{gap:e}"
+                );
                 let w = m.fit_warnings().join("\n");
                 assert!(w.contains("objective gap 2.5e-6"), "{w}");
             }

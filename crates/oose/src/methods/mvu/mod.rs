@@ -60,8 +60,8 @@ pub struct MaximumVarianceUnfolding {
     /// Regularisation of the local Gram matrices of the extension's barycentric
     /// weights, as LLE's `reg` (default 1e-3).
     pub reg: f64,
-    /// Relative accuracy of the semidefinite program: primal and dual infeasibility and
-    /// duality gap (default 1e-8).
+    /// Relative accuracy of the semidefinite program: primal and dual infeasibility,
+    /// duality gap, and the gap between the primal and dual objectives (default 1e-8).
     pub tol: f64,
     /// Most interior-point iterations (default 100; per round with landmarks).
     pub max_iter: usize,
@@ -313,7 +313,7 @@ const SPECS: &[ParamSpec] = &[
         "tol",
         "tol",
         Kind::Float,
-        "Relative accuracy of the semidefinite program (infeasibility and duality gap).",
+        "Relative accuracy of the semidefinite program (infeasibility, duality gap, objective gap).",
     ),
     ParamSpec::new(
         "max_iter",
