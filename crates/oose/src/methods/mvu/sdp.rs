@@ -58,7 +58,8 @@ pub(crate) struct Sdp<'a> {
 /// How the solve ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SdpStatus {
-    /// Relative primal and dual infeasibility and duality gap all below the tolerance.
+    /// Relative primal and dual infeasibility, duality gap and objective gap all below
+    /// the tolerance.
     Solved,
     /// Stopped (iteration limit or no more progress) with every measure below the
     /// reduced tolerance [`REDUCED_TOL`] but not all below the requested one; or every
