@@ -1,7 +1,7 @@
 """Shared by the Fashion-MNIST benchmarks (tsne_suite.py, umap_suite.py,
 autoencoder_suite.py, vae_far.py): the data
 (Debian's dataset-fashion-mnist, PCA-50 fitted on the training images), the quality
-measures of maths §17 and a timer."""
+measures of maths §17, a timer, and oose's transform timed in process."""
 
 import gzip
 import time
@@ -71,3 +71,36 @@ def timed(f, repeat=1):
         out = f()
         ts.append(time.perf_counter() - t)
     return out, float(np.median(ts))
+
+
+def in_process(model, test, emb, accuracy, t_ref, peer, repeat):
+    """oose's two strategies on `test` through the Python package, the model loaded once
+    (as the peers' transforms are timed): time (median of `repeat[strategy]` runs),
+    10-NN accuracy against the training embedding `emb`, and the speed-up over the
+    peer's transform time `t_ref`. Returns the estimator, or None (with a line saying
+    so) when the package is not installed."""
+    try:
+        import oose
+    except ImportError:
+        print("(the oose Python package is not installed here: no in-process times)")
+        return None
+    est = oose.load(model)
+    print(f"\nIn process (Python, the model loaded once), the {len(test)} test images:")
+    for strategy in ("interpolation", "optimize"):
+        est.set_params(strategy=strategy)
+        z, t = timed(lambda: est.transform(test), repeat=repeat[strategy])
+        print(f"oose {strategy} through Python: {t:.3f} s, accuracy {accuracy(emb, z):.4f}; "
+              f"speed-up vs {peer}'s transform: {t_ref / t:.1f}×")
+    return est
+
+
+def one_point_ms(est, test, strategy, runs=201):
+    """Median latency (ms) of `est.transform` on one row, over `runs` rows of `test`."""
+    est.set_params(strategy=strategy)
+    ts = []
+    for i in range(runs):
+        row = test[i % len(test) : i % len(test) + 1]
+        t = time.perf_counter()
+        est.transform(row)
+        ts.append(time.perf_counter() - t)
+    return 1e3 * float(np.median(ts))

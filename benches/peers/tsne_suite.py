@@ -6,11 +6,10 @@ point's latency."""
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
-from fashion import Data, timed
+from fashion import Data, in_process, one_point_ms, timed
 
 tmp, oose, n, m, with_sklearn, exact_n = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
 THREADS = os.cpu_count()
@@ -115,23 +114,8 @@ for s in ("interpolation", "optimize"):
           f"{t_ref / o[5][s][0]:.1f}×")
 
 # In process, like openTSNE's transform: the model loaded once by the Python package.
-try:
-    import oose as oose_py
-except ImportError:
-    print("(the oose Python package is not installed here: no in-process times)")
-    sys.exit(0)
-est = oose_py.load(model)
-print(f"\nIn process (Python, the model loaded once), the {len(test)} test images:")
-for strategy in ("interpolation", "optimize"):
-    est.set_params(strategy=strategy)
-    z, t = timed(lambda: est.transform(test), repeat=3 if strategy == "interpolation" else 1)
-    print(f"oose {strategy} through Python: {t:.3f} s, accuracy {accuracy(emb, z):.4f}; "
-          f"speed-up vs openTSNE's transform: {t_ref / t:.1f}×")
-est.set_params(strategy="interpolation")
-ts = []
-for i in range(201):
-    row = test[i % len(test) : i % len(test) + 1]
-    t0 = time.perf_counter()
-    est.transform(row)
-    ts.append(time.perf_counter() - t0)
-print(f"single point, median of 201, oose interpolation through Python: {1e3 * np.median(ts):.3f} ms")
+est = in_process(model, test, emb, accuracy, t_ref, "openTSNE",
+                 {"interpolation": 3, "optimize": 1})
+if est is not None:
+    print("single point, median of 201, oose interpolation through Python: "
+          f"{one_point_ms(est, test, 'interpolation'):.3f} ms")

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from fashion import Data, timed
+from fashion import Data, in_process, one_point_ms, timed
 
 tmp, oose, n, m = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 THREADS = os.cpu_count()
@@ -82,18 +82,10 @@ for s in ("interpolation", "optimize"):
     print(f"transform speed-up {s} (CLI: process start, model load, files) vs umap-learn: "
           f"{t_ref / o[4][s][0]:.1f}×")
 
-try:
-    import oose as oose_py
-except ImportError:
-    print("(the oose Python package is not installed here: no single-point latency)")
+est = in_process(model, test, emb, accuracy, t_ref, "umap-learn",
+                 {"interpolation": 3, "optimize": 3})
+if est is None:
     sys.exit(0)
-est = oose_py.load(model)
-print(f"\nIn process (Python, the model loaded once), the {m} test images:")
-for strategy in ("interpolation", "optimize"):
-    est.set_params(strategy=strategy)
-    z, t = timed(lambda: est.transform(test), repeat=3)
-    print(f"oose {strategy} through Python: {t:.3f} s, accuracy {accuracy(emb, z):.4f}; "
-          f"speed-up vs umap-learn's transform: {t_ref / t:.1f}×")
 one = test[:1]
 umap_one = []
 for _ in range(5):
@@ -102,12 +94,5 @@ for _ in range(5):
     umap_one.append(time.perf_counter() - t)
 print(f"\nsingle point, median of 5, umap-learn transform: {1e3 * np.median(umap_one):.1f} ms")
 for strategy in ("interpolation", "optimize"):
-    est.set_params(strategy=strategy)
-    ts = []
-    for i in range(201):
-        row = test[i % m : i % m + 1]
-        t = time.perf_counter()
-        est.transform(row)
-        ts.append(time.perf_counter() - t)
     print(f"single point, median of 201, oose {strategy} through Python: "
-          f"{1e3 * np.median(ts):.3f} ms (target ≤ 1 ms)")
+          f"{one_point_ms(est, test, strategy):.3f} ms (target ≤ 1 ms)")
