@@ -174,7 +174,6 @@ impl MaximumVarianceUnfolding {
         };
         let mut warnings = warnings;
         if solved.status == SdpStatus::AlmostSolved {
-            let (p, d) = (solved.trace, solved.dual_objective);
             warnings.push(format!(
                 "the semidefinite program stopped short of tol = {:.0e}: primal \
                  infeasibility {:.1e}, relative gap {:.1e} (both below the reduced tolerance \
@@ -183,7 +182,7 @@ impl MaximumVarianceUnfolding {
                 solved.primal_infeasibility,
                 solved.gap,
                 sdp::REDUCED_TOL,
-                (p - d) / (1.0 + p.abs() + d.abs())
+                sdp::objective_gap(solved.trace, solved.dual_objective)
             ));
         }
         Ok(FittedMvu {
@@ -404,10 +403,12 @@ impl Fitted for FittedMvu {
         v.push(("duality_gap".into(), format!("{:.3e}", self.gap)));
         // The gap in the objectives, which also counts the primal infeasibility times
         // the multipliers (large on degenerate graphs: maths §15).
-        let (p, d) = (self.objective, self.dual_objective);
         v.push((
             "objective_gap".into(),
-            format!("{:.3e}", (p - d) / (1.0 + p.abs() + d.abs())),
+            format!(
+                "{:.3e}",
+                sdp::objective_gap(self.objective, self.dual_objective)
+            ),
         ));
         v.push((
             "max_constraint_violation".into(),

@@ -24,6 +24,12 @@ use serde::{Deserialize, Serialize};
 /// primal infeasibility to ~1e-7 relative on some.
 pub const REDUCED_TOL: f64 = 1e-6;
 
+/// (pobj − dobj)/(1 + |pobj| + |dobj|): how far apart the primal and dual objectives are,
+/// relative (the status's fourth measure, and `objective_gap` in the info).
+pub(crate) fn objective_gap(pobj: f64, dobj: f64) -> f64 {
+    (pobj - dobj) / (1.0 + pobj.abs() + dobj.abs())
+}
+
 /// Primal and dual objective, relative primal and dual infeasibility, relative gap.
 type Measures = (f64, f64, f64, f64, f64);
 
@@ -538,9 +544,7 @@ impl<'a> Sdp<'a> {
         let (pobj, dobj, rel_p, rel_d, rel_gap) = report;
         // `Solved` promises the objective as well: with large multipliers the three
         // measures can meet `tol` while ⟨C, Y⟩ and bᵀy still differ by more (maths §15).
-        if status == SdpStatus::Solved
-            && (pobj - dobj).abs() / (1.0 + pobj.abs() + dobj.abs()) > tol
-        {
+        if status == SdpStatus::Solved && objective_gap(pobj, dobj).abs() > tol {
             status = SdpStatus::AlmostSolved;
         }
         Ok(SdpSolution {
