@@ -20,32 +20,28 @@ fn main() {
         n_landmarks: r,
         ..Default::default()
     };
-    let t = Instant::now();
-    let rows = est.sample_rows(n);
-    let sample = oose::faer::Mat::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)]);
-    let plan = est.plan(sample.as_ref(), &rows, n).expect("plan");
-    println!(
-        "plan        {:.3} s (rank {})",
-        t.elapsed().as_secs_f64(),
-        plan.rank()
-    );
-    let t = Instant::now();
-    let sums = plan.sums(x.as_ref()).expect("sums");
-    println!("sums        {:.3} s", t.elapsed().as_secs_f64());
-    let t = Instant::now();
-    let fitted = plan
-        .finish_with_sample(&sums, sample.as_ref())
-        .expect("finish");
-    println!("finish      {:.3} s", t.elapsed().as_secs_f64());
-    let t = Instant::now();
-    let y = fitted.embed(x.as_ref()).expect("embed");
-    println!(
-        "embed       {:.3} s ({} rows)",
-        t.elapsed().as_secs_f64(),
-        y.nrows()
-    );
-    let t = Instant::now();
-    let whole = est.fit(x.as_ref()).expect("fit");
-    println!("fit (whole) {:.3} s", t.elapsed().as_secs_f64());
+    let (rows, sample, plan) = stage("plan", || {
+        let rows = est.sample_rows(n);
+        let sample = oose::faer::Mat::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)]);
+        let plan = est.plan(sample.as_ref(), &rows, n).expect("plan");
+        (rows, sample, plan)
+    });
+    println!("  rank {} from {} sample rows", plan.rank(), rows.len());
+    let sums = stage("sums", || plan.sums(x.as_ref()).expect("sums"));
+    let fitted = stage("finish", || {
+        plan.finish_with_sample(&sums, sample.as_ref())
+            .expect("finish")
+    });
+    let y = stage("embed", || fitted.embed(x.as_ref()).expect("embed"));
+    println!("  {} rows embedded", y.nrows());
+    let whole = stage("fit (whole)", || est.fit(x.as_ref()).expect("fit"));
     std::hint::black_box(whole);
+}
+
+/// Runs `f`, prints its wall time under `name`, returns its value.
+fn stage<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let out = f();
+    println!("{name:<12}{:.3} s", t.elapsed().as_secs_f64());
+    out
 }
