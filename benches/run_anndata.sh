@@ -7,12 +7,7 @@
 # Environments: .venv-anndata (oose built in release by maturin, anndata) and
 # .venv-scanpy (scanpy), both created here.
 . "$(dirname "$0")/common.sh"
-if [ ! -x .venv-anndata/bin/python ]; then
-  python3 -m venv .venv-anndata
-  .venv-anndata/bin/pip install -q anndata scikit-learn pandas "maturin>=1.7,<2"
-fi
-VIRTUAL_ENV="$PWD/.venv-anndata" PATH="$PWD/.venv-anndata/bin:$PATH" \
-  .venv-anndata/bin/maturin develop --release --locked -m crates/oose-python/Cargo.toml 2>&1 | tail -n 1
+oose_env .venv-anndata anndata scikit-learn pandas
 if [ ! -x .venv-scanpy/bin/python ]; then
   python3 -m venv .venv-scanpy
   .venv-scanpy/bin/pip install -q scanpy

@@ -8,12 +8,7 @@
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
   apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist >/dev/null
 fi
-if [ ! -x .venv-ae/bin/python ]; then
-  python3 -m venv .venv-ae
-  .venv-ae/bin/pip install -q torch numpy scikit-learn maturin
-fi
-VIRTUAL_ENV="$PWD/.venv-ae" PATH="$PWD/.venv-ae/bin:$PATH" \
-  .venv-ae/bin/maturin develop --release --locked -q -m crates/oose-python/Cargo.toml
+oose_env .venv-ae torch numpy scikit-learn
 .venv-ae/bin/python benches/peers/autoencoder_suite.py "${AE_N:-60000}" "${AE_M:-10000}" \
   "${AE_EPOCHS:-5}" "${AE_THREADS:-2}"
 .venv-ae/bin/python benches/peers/vae_far.py

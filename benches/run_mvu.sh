@@ -4,10 +4,5 @@
 # (benches/peers/mvu_suite.py). oose through its Python package, built in release into
 # its own .venv-mvu with the peers.
 . "$(dirname "$0")/common.sh"
-if [ ! -x .venv-mvu/bin/python ]; then
-  python3 -m venv .venv-mvu
-  .venv-mvu/bin/pip install -q cvxpy clarabel scs numpy scipy maturin
-fi
-VIRTUAL_ENV="$PWD/.venv-mvu" PATH="$PWD/.venv-mvu/bin:$PATH" \
-  .venv-mvu/bin/maturin develop --release --locked -q -m crates/oose-python/Cargo.toml
+oose_env .venv-mvu cvxpy clarabel scs numpy scipy
 .venv-mvu/bin/python benches/peers/mvu_suite.py

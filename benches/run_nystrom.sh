@@ -13,12 +13,7 @@
 # .venv-nystrom (oose built in release by maturin, scikit-learn, dask[distributed]),
 # created here.
 . "$(dirname "$0")/common.sh"
-if [ ! -x .venv-nystrom/bin/python ]; then
-  python3 -m venv .venv-nystrom
-  .venv-nystrom/bin/pip install -q numpy scikit-learn "dask[distributed]" "maturin>=1.7,<2"
-fi
-VIRTUAL_ENV="$PWD/.venv-nystrom" PATH="$PWD/.venv-nystrom/bin:$PATH" \
-  .venv-nystrom/bin/maturin develop --release --locked -m crates/oose-python/Cargo.toml 2>&1 | tail -n 1
+oose_env .venv-nystrom numpy scikit-learn "dask[distributed]"
 PY=.venv-nystrom/bin/python
 BIG=${NYSTROM_N:-10000000}
 dataset swiss-roll 20000 0 "$tmp/q.npy" --noise 0.05

@@ -16,13 +16,7 @@
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
   apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist >/dev/null
 fi
-if [ ! -x .venv-tsne/bin/python ]; then
-  python3 -m venv .venv-tsne
-  .venv-tsne/bin/pip install -q openTSNE scikit-learn maturin
-fi
-[ -x .venv-tsne/bin/maturin ] || .venv-tsne/bin/pip install -q maturin
-VIRTUAL_ENV="$PWD/.venv-tsne" PATH="$PWD/.venv-tsne/bin:$PATH" \
-  .venv-tsne/bin/maturin develop --release --locked -q -m crates/oose-python/Cargo.toml
+oose_env .venv-tsne openTSNE scikit-learn
 .venv-tsne/bin/python benches/peers/tsne_suite.py "$tmp" ./target/release/oose \
   "${TSNE_N:-60000}" "${TSNE_M:-10000}" "${TSNE_SKLEARN:-1}" "${TSNE_EXACT_N:-2000}"
 # The kNN graph of P (k = 91 at perplexity 30): exact against NN-descent, time and

@@ -12,12 +12,6 @@
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
   apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist >/dev/null
 fi
-if [ ! -x .venv-umap/bin/python ]; then
-  python3 -m venv .venv-umap
-  .venv-umap/bin/pip install -q umap-learn scikit-learn maturin
-fi
-[ -x .venv-umap/bin/maturin ] || .venv-umap/bin/pip install -q maturin
-VIRTUAL_ENV="$PWD/.venv-umap" PATH="$PWD/.venv-umap/bin:$PATH" \
-  .venv-umap/bin/maturin develop --release --locked -q -m crates/oose-python/Cargo.toml
+oose_env .venv-umap umap-learn scikit-learn
 .venv-umap/bin/python benches/peers/umap_suite.py "$tmp" ./target/release/oose \
   "${UMAP_N:-60000}" "${UMAP_M:-10000}"
