@@ -12,8 +12,7 @@ use crate::rng::Rng;
 use faer::MatRef;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// Seed points every search starts from.
@@ -154,7 +153,79 @@ impl GraphIndex {
             .unzip()
     }
 
+    /// [`sq`], with AVX when `AVX` (the caller checked that the CPU has it).
+    #[inline(always)]
+    fn distance<const AVX: bool>(a: &[f64], b: &[f64]) -> f64 {
+        #[cfg(target_arch = "x86_64")]
+        if AVX {
+            // SAFETY: `AVX` is true only on a CPU with AVX (`one`).
+            return unsafe { super::descent::sq_avx(a, b) };
+        }
+        sq(a, b)
+    }
+
+    /// Measures training point `i` unless this search has (stamp `r`), and keeps it in
+    /// `pool` (the `ef` nearest met so far, nearest first, with whether each has been
+    /// expanded) when it is among them; `first` is lowered to its place when it lands
+    /// before the first unexpanded entry.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn visit<const AVX: bool>(
+        &self,
+        z: &[f64],
+        i: u32,
+        r: u32,
+        ef: usize,
+        stamp: &mut [u32],
+        pool: &mut Vec<(Cand, bool)>,
+        first: &mut usize,
+    ) {
+        if stamp[i as usize] == r {
+            return;
+        }
+        stamp[i as usize] = r;
+        let c = Cand(Self::distance::<AVX>(z, self.point(i)), i);
+        if pool.len() < ef || c < pool[pool.len() - 1].0 {
+            let at = pool.partition_point(|e| e.0 < c);
+            pool.insert(at, (c, false));
+            pool.truncate(ef);
+            *first = (*first).min(at);
+            // Its edges' offset, for when it is expanded.
+            prefetch_line(&self.offsets[i as usize]);
+        }
+    }
+
+    /// The k nearest of one point, by the walk compiled for AVX where the CPU has it
+    /// (the same bits: [`super::descent::sq_avx`]).
     fn one(
+        &self,
+        z: &[f64],
+        k: usize,
+        stamp: &mut [u32],
+        round: &mut u32,
+    ) -> (Vec<usize>, Vec<f64>) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX (just checked).
+            return unsafe { self.one_avx(z, k, stamp, round) };
+        }
+        self.walk::<false>(z, k, stamp, round)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    unsafe fn one_avx(
+        &self,
+        z: &[f64],
+        k: usize,
+        stamp: &mut [u32],
+        round: &mut u32,
+    ) -> (Vec<usize>, Vec<f64>) {
+        self.walk::<true>(z, k, stamp, round)
+    }
+
+    #[inline(always)]
+    fn walk<const AVX: bool>(
         &self,
         z: &[f64],
         k: usize,
@@ -168,46 +239,37 @@ impl GraphIndex {
         }
         let r = *round;
         let ef = EF.max(k);
-        let mut best: BinaryHeap<Cand> = BinaryHeap::with_capacity(ef + 1);
-        let mut todo: BinaryHeap<Reverse<Cand>> = BinaryHeap::new();
-        let visit = |i: u32,
-                     stamp: &mut [u32],
-                     best: &mut BinaryHeap<Cand>,
-                     todo: &mut BinaryHeap<Reverse<Cand>>| {
-            if stamp[i as usize] == r {
-                return;
-            }
-            stamp[i as usize] = r;
-            let c = Cand(sq(z, self.point(i)), i);
-            if best.len() < ef || c < *best.peek().expect("non-empty") {
-                best.push(c);
-                if best.len() > ef {
-                    best.pop();
-                }
-                todo.push(Reverse(c));
-                // Its edges' offset, for when it is expanded.
-                prefetch_line(&self.offsets[i as usize]);
-            }
+        // Best first: expand the nearest kept point not yet expanded, until every kept
+        // point has been (a kept list of ef sorted entries in place of two heaps: the
+        // same order of expansion, so the same result).
+        let mut pool: Vec<(Cand, bool)> = Vec::with_capacity(ef + 1);
+        let mut first = 0;
+        let visit = |i: u32, stamp: &mut [u32], pool: &mut Vec<(Cand, bool)>, first: &mut usize| {
+            self.visit::<AVX>(z, i, r, ef, stamp, pool, first)
         };
         if let Some(same) = self.rows.get(&row_hash(z.iter().copied())) {
             for &i in same {
                 if self.point(i) == z {
-                    visit(i, stamp, &mut best, &mut todo);
+                    visit(i, stamp, &mut pool, &mut first);
                 }
             }
         }
         for &s in &self.seeds {
-            visit(s, stamp, &mut best, &mut todo);
+            visit(s, stamp, &mut pool, &mut first);
         }
-        while let Some(Reverse(c)) = todo.pop() {
-            if best.len() >= ef && c > *best.peek().expect("non-empty") {
-                break;
+        loop {
+            while first < pool.len() && pool[first].1 {
+                first += 1;
             }
-            let i = c.1 as usize;
+            let Some(entry) = pool.get_mut(first) else {
+                break;
+            };
+            entry.1 = true;
+            let i = entry.0 .1 as usize;
             let next = &self.adjacent[self.offsets[i]..self.offsets[i + 1]];
             // The edges of the node likely to be expanded next, while these are visited.
-            if let Some(Reverse(n)) = todo.peek() {
-                if let Some(a) = self.adjacent.get(self.offsets[n.1 as usize]) {
+            if let Some(n) = pool[first + 1..].iter().find(|e| !e.1) {
+                if let Some(a) = self.adjacent.get(self.offsets[n.0 .1 as usize]) {
                     prefetch_line(a);
                 }
             }
@@ -219,14 +281,13 @@ impl GraphIndex {
                 }
             }
             for &j in next {
-                visit(j, stamp, &mut best, &mut todo);
+                visit(j, stamp, &mut pool, &mut first);
             }
         }
-        let mut v = best.into_sorted_vec();
-        v.truncate(k);
+        pool.truncate(k);
         (
-            v.iter().map(|c| c.1 as usize).collect(),
-            v.iter().map(|c| c.0.sqrt()).collect(),
+            pool.iter().map(|c| c.0 .1 as usize).collect(),
+            pool.iter().map(|c| c.0 .0.sqrt()).collect(),
         )
     }
 }
@@ -356,5 +417,93 @@ mod tests {
         // Row by row as in a batch.
         let one = index.search(q.as_ref().subrows(7, 1), 10);
         assert_eq!(one.0[0], approx[7]);
+    }
+
+    /// The walk as first written, with two heaps (the nearest unexpanded candidate
+    /// popped from one, the ef best kept in the other), for the test below.
+    fn two_heap_walk(index: &GraphIndex, z: &[f64], k: usize) -> (Vec<usize>, Vec<f64>) {
+        use std::cmp::Reverse;
+        use std::collections::{BinaryHeap, HashSet};
+        let ef = EF.max(k);
+        let mut seen = HashSet::new();
+        let mut best: BinaryHeap<Cand> = BinaryHeap::new();
+        let mut todo: BinaryHeap<Reverse<Cand>> = BinaryHeap::new();
+        let mut visit = |i: u32, best: &mut BinaryHeap<Cand>, todo: &mut BinaryHeap<_>| {
+            if !seen.insert(i) {
+                return;
+            }
+            let c = Cand(sq(z, index.point(i)), i);
+            if best.len() < ef || c < *best.peek().unwrap() {
+                best.push(c);
+                if best.len() > ef {
+                    best.pop();
+                }
+                todo.push(Reverse(c));
+            }
+        };
+        for &i in index
+            .rows
+            .get(&row_hash(z.iter().copied()))
+            .into_iter()
+            .flatten()
+        {
+            if index.point(i) == z {
+                visit(i, &mut best, &mut todo);
+            }
+        }
+        for &s in &index.seeds {
+            visit(s, &mut best, &mut todo);
+        }
+        while let Some(Reverse(c)) = todo.pop() {
+            if best.len() >= ef && c > *best.peek().unwrap() {
+                break;
+            }
+            let i = c.1 as usize;
+            for &j in &index.adjacent[index.offsets[i]..index.offsets[i + 1]] {
+                visit(j, &mut best, &mut todo);
+            }
+        }
+        let mut v = best.into_sorted_vec();
+        v.truncate(k);
+        (
+            v.iter().map(|c| c.1 as usize).collect(),
+            v.iter().map(|c| c.0.sqrt()).collect(),
+        )
+    }
+
+    #[test]
+    fn the_kept_list_expands_as_two_heaps_do_on_every_path() {
+        let mut rng = Rng::new(5);
+        // 45 columns: four-wide blocks and a remainder in every distance.
+        let x = Mat::from_fn(3000, 45, |i, _| 2.0 * (i % 7) as f64 + rng.normal());
+        let q = Mat::from_fn(300, 45, |i, _| 2.0 * (i % 7) as f64 + rng.normal());
+        let (graph, _) = knn_brute(x.as_ref(), x.as_ref(), 12, true);
+        let index = GraphIndex::new(x.as_ref(), &graph, 1);
+        let n = x.nrows();
+        for k in [1, 10, 40] {
+            for r in (0..q.nrows()).chain(0..20) {
+                // Queries, then training rows (found by their hash).
+                let z: Vec<f64> = if r < q.nrows() && k != 40 {
+                    (0..45).map(|c| q[(r, c)]).collect()
+                } else {
+                    (0..45).map(|c| x[(r, c)]).collect()
+                };
+                let (want_i, want_d) = two_heap_walk(&index, &z, k);
+                let mut paths =
+                    vec![("plain", index.walk::<false>(&z, k, &mut vec![0; n], &mut 0))];
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx") {
+                    // SAFETY: the CPU has AVX (just checked).
+                    paths.push(("avx", unsafe {
+                        index.one_avx(&z, k, &mut vec![0; n], &mut 0)
+                    }));
+                }
+                for (path, (i, d)) in paths {
+                    assert_eq!(i, want_i, "{path}, k = {k}, row {r}");
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&d), bits(&want_d), "{path}, k = {k}, row {r}");
+                }
+            }
+        }
     }
 }
