@@ -62,6 +62,32 @@ fn prefetch(row: &[f64]) {
     }
 }
 
+/// Which training points one search has measured: those whose stamp is this search's
+/// round (one allocation for many searches).
+struct Visits {
+    stamp: Vec<u32>,
+    round: u32,
+}
+
+impl Visits {
+    fn new(n: usize) -> Visits {
+        Visits {
+            stamp: vec![0; n],
+            round: 0,
+        }
+    }
+
+    /// The next search's round (every stamp cleared when the rounds wrap around).
+    fn start(&mut self) -> u32 {
+        self.round = self.round.wrapping_add(1);
+        if self.round == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.round = 1;
+        }
+        self.round
+    }
+}
+
 /// The search structure over the rows of a training matrix.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphIndex {
@@ -144,10 +170,10 @@ impl GraphIndex {
             .into_par_iter()
             .with_min_len(256)
             .map_init(
-                || (vec![0u32; n], 0u32),
-                |(stamp, round), q| {
+                || Visits::new(n),
+                |visits, q| {
                     let z: Vec<f64> = (0..w).map(|c| queries[(q, c)]).collect();
-                    self.one(&z, k, stamp, round)
+                    self.one(&z, k, visits)
                 },
             )
             .unzip()
@@ -197,31 +223,19 @@ impl GraphIndex {
 
     /// The k nearest of one point, by the walk compiled for AVX where the CPU has it
     /// (the same bits: [`super::descent::sq_avx`]).
-    fn one(
-        &self,
-        z: &[f64],
-        k: usize,
-        stamp: &mut [u32],
-        round: &mut u32,
-    ) -> (Vec<usize>, Vec<f64>) {
+    fn one(&self, z: &[f64], k: usize, visits: &mut Visits) -> (Vec<usize>, Vec<f64>) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx") {
             // SAFETY: the CPU has AVX (just checked).
-            return unsafe { self.one_avx(z, k, stamp, round) };
+            return unsafe { self.one_avx(z, k, visits) };
         }
-        self.walk::<false>(z, k, stamp, round)
+        self.walk::<false>(z, k, visits)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
-    unsafe fn one_avx(
-        &self,
-        z: &[f64],
-        k: usize,
-        stamp: &mut [u32],
-        round: &mut u32,
-    ) -> (Vec<usize>, Vec<f64>) {
-        self.walk::<true>(z, k, stamp, round)
+    unsafe fn one_avx(&self, z: &[f64], k: usize, visits: &mut Visits) -> (Vec<usize>, Vec<f64>) {
+        self.walk::<true>(z, k, visits)
     }
 
     #[inline(always)]
@@ -229,15 +243,10 @@ impl GraphIndex {
         &self,
         z: &[f64],
         k: usize,
-        stamp: &mut [u32],
-        round: &mut u32,
+        visits: &mut Visits,
     ) -> (Vec<usize>, Vec<f64>) {
-        *round = round.wrapping_add(1);
-        if *round == 0 {
-            stamp.iter_mut().for_each(|s| *s = 0);
-            *round = 1;
-        }
-        let r = *round;
+        let r = visits.start();
+        let stamp = &mut visits.stamp[..];
         let ef = EF.max(k);
         // Best first: expand the nearest kept point not yet expanded, until every kept
         // point has been (a kept list of ef sorted entries in place of two heaps: the
@@ -399,13 +408,26 @@ mod tests {
     use crate::neighbors::{knn_brute, recall};
     use faer::Mat;
 
+    /// Training points and queries in `clusters` clusters `gap` apart (noise of unit
+    /// variance, `w` columns), and the index over the training points' exact `degree`
+    /// nearest neighbours.
+    fn clustered(
+        (n, m, w): (usize, usize, usize),
+        (clusters, gap): (usize, f64),
+        degree: usize,
+        seed: u64,
+    ) -> (Mat<f64>, Mat<f64>, GraphIndex) {
+        let mut rng = Rng::new(seed);
+        let x = Mat::from_fn(n, w, |i, _| gap * (i % clusters) as f64 + rng.normal());
+        let q = Mat::from_fn(m, w, |i, _| gap * (i % clusters) as f64 + rng.normal());
+        let (graph, _) = knn_brute(x.as_ref(), x.as_ref(), degree, true);
+        let index = GraphIndex::new(x.as_ref(), &graph, seed - 3);
+        (x, q, index)
+    }
+
     #[test]
     fn the_walk_finds_almost_all_neighbours_and_training_points_exactly() {
-        let mut rng = Rng::new(3);
-        let x = Mat::from_fn(4000, 20, |i, _| 3.0 * (i % 9) as f64 + rng.normal());
-        let q = Mat::from_fn(500, 20, |i, _| 3.0 * (i % 9) as f64 + rng.normal());
-        let (graph, _) = knn_brute(x.as_ref(), x.as_ref(), 15, true);
-        let index = GraphIndex::new(x.as_ref(), &graph, 0);
+        let (x, q, index) = clustered((4000, 500, 20), (9, 3.0), 15, 3);
         let (approx, _) = index.search(q.as_ref(), 10);
         let (exact, _) = knn_brute(q.as_ref(), x.as_ref(), 10, false);
         let r = recall(&approx, &exact);
@@ -473,12 +495,8 @@ mod tests {
 
     #[test]
     fn the_kept_list_expands_as_two_heaps_do_on_every_path() {
-        let mut rng = Rng::new(5);
         // 45 columns: four-wide blocks and a remainder in every distance.
-        let x = Mat::from_fn(3000, 45, |i, _| 2.0 * (i % 7) as f64 + rng.normal());
-        let q = Mat::from_fn(300, 45, |i, _| 2.0 * (i % 7) as f64 + rng.normal());
-        let (graph, _) = knn_brute(x.as_ref(), x.as_ref(), 12, true);
-        let index = GraphIndex::new(x.as_ref(), &graph, 1);
+        let (x, q, index) = clustered((3000, 300, 45), (7, 2.0), 12, 4);
         let n = x.nrows();
         for k in [1, 10, 40] {
             for r in (0..q.nrows()).chain(0..20) {
@@ -489,14 +507,11 @@ mod tests {
                     (0..45).map(|c| x[(r, c)]).collect()
                 };
                 let (want_i, want_d) = two_heap_walk(&index, &z, k);
-                let mut paths =
-                    vec![("plain", index.walk::<false>(&z, k, &mut vec![0; n], &mut 0))];
+                let mut paths = vec![("plain", index.walk::<false>(&z, k, &mut Visits::new(n)))];
                 #[cfg(target_arch = "x86_64")]
                 if std::arch::is_x86_feature_detected!("avx") {
                     // SAFETY: the CPU has AVX (just checked).
-                    paths.push(("avx", unsafe {
-                        index.one_avx(&z, k, &mut vec![0; n], &mut 0)
-                    }));
+                    paths.push(("avx", unsafe { index.one_avx(&z, k, &mut Visits::new(n)) }));
                 }
                 for (path, (i, d)) in paths {
                     assert_eq!(i, want_i, "{path}, k = {k}, row {r}");
