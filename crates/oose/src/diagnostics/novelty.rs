@@ -25,6 +25,7 @@
 //! the training points, P(p(z) ≤ α) ≈ α, so `is_novel = p ≤ α` raises false alarms at
 //! the rate α the user chooses.
 
+use super::direction::{combine, Directions, CANDIDATES};
 use crate::error::{Error, Result};
 use crate::kernel::bandwidth::median;
 use crate::linalg::stored::StoredMat;
@@ -66,6 +67,10 @@ pub struct Novelty {
     calibration: Vec<f64>,
     /// Level of `is_novel`.
     alpha: f64,
+    /// The direction part of the score (format 6 on; without it, files of earlier
+    /// versions score as they did: the Euclidean score alone).
+    #[serde(default, deserialize_with = "crate::model::added_in::<6, _, _>")]
+    directions: Option<Directions>,
 }
 
 /// A novelty score fitted by a method from its own kNN graph, handed once to the model
@@ -138,21 +143,15 @@ impl Novelty {
         if n < 2 {
             return None;
         }
-        let k = NEIGHBOURS.min(n - 1);
         // A stop request (Ctrl-C) during the search leaves no score; the model's fit
         // then reports the interruption.
-        let (idx, dist) = crate::neighbors::knn_stoppable(x, x, k, true).ok()?;
-        Some(Self::from_neighbours(
-            k,
-            Reference::Points,
-            StoredMat::from_mat(x),
-            &idx,
-            &dist,
-        ))
+        let (idx, dist) =
+            crate::neighbors::knn_stoppable(x, x, CANDIDATES.min(n - 1), true).ok()?;
+        Some(Self::from_points(x, &idx, &dist))
     }
 
     /// [`Novelty::fit`] from a kNN graph of `x` the method has already built (each row's
-    /// nearest other rows, nearest first, at least [`NEIGHBOURS`] of them or N − 1):
+    /// nearest other rows, nearest first, at least [`CANDIDATES`] of them or N − 1):
     /// the calibration then costs no second search. With the exact graph the result is
     /// that of `fit` (up to the order of tied distances); with an approximate one the
     /// leave-one-out spreads are those of the neighbours it found. `None` when a row has
@@ -166,7 +165,7 @@ impl Novelty {
         if n < 2 || idx.len() != n || dist.len() != n {
             return None;
         }
-        let k = NEIGHBOURS.min(n - 1);
+        let k = CANDIDATES.min(n - 1);
         if idx
             .iter()
             .zip(dist)
@@ -174,13 +173,38 @@ impl Novelty {
         {
             return None;
         }
-        Some(Self::from_neighbours(
-            k,
-            Reference::Points,
-            StoredMat::from_mat(x),
-            idx,
-            dist,
-        ))
+        Some(Self::from_points(x, idx, dist))
+    }
+
+    /// The score of points from each one's nearest others: the Euclidean part from the
+    /// first k, the direction part from the first [`CANDIDATES`]; the calibration
+    /// scores are their geometric means.
+    fn from_points(x: MatRef<'_, f64>, idx: &[Vec<usize>], dist: &[Vec<f64>]) -> Novelty {
+        let k = NEIGHBOURS.min(x.nrows() - 1);
+        let mut score =
+            Self::from_neighbours(k, Reference::Points, StoredMat::from_mat(x), idx, dist);
+        if let Some((part, loo)) = Directions::fit(x, idx, k) {
+            let mut calibration: Vec<f64> = idx
+                .iter()
+                .zip(&score.spread)
+                .zip(&loo)
+                .map(|((nb, &r), &c)| {
+                    combine(
+                        score_of(
+                            r,
+                            &nb[..k.min(nb.len())],
+                            &score.spread,
+                            score.typical_spread,
+                        ),
+                        c,
+                    )
+                })
+                .collect();
+            calibration.sort_by(f64::total_cmp);
+            score.calibration = calibration;
+            score.directions = Some(part);
+        }
+        score
     }
 
     /// Fits on an N×N matrix of (squared, if `squared`) distances between the training
@@ -232,12 +256,22 @@ impl Novelty {
             typical_spread,
             calibration,
             alpha: DEFAULT_ALPHA,
+            directions: None,
         }
     }
 
-    /// Neighbours per score.
+    /// Neighbours per score (the Euclidean part's k).
     pub fn neighbours(&self) -> usize {
         self.k
+    }
+
+    /// Nearest training points a new point's score needs: the direction part's
+    /// candidates where the score has one, else k.
+    pub fn search_neighbours(&self) -> usize {
+        match &self.directions {
+            Some(d) => CANDIDATES.min(d.len() - 1).max(self.k),
+            None => self.k,
+        }
     }
 
     /// The level α of `is_novel`.
@@ -282,16 +316,17 @@ impl Novelty {
         };
         crate::validate::columns("new rows", new, self.width())?;
         let m = new.nrows();
+        let wanted = self.search_neighbours();
         let (idx, dist) = match (self.reference, near) {
             (Reference::Points, Some((idx, dist))) => (
                 idx.iter()
-                    .map(|r| r[..self.k.min(r.len())].to_vec())
+                    .map(|r| r[..wanted.min(r.len())].to_vec())
                     .collect(),
                 dist.iter()
-                    .map(|r| r[..self.k.min(r.len())].to_vec())
+                    .map(|r| r[..wanted.min(r.len())].to_vec())
                     .collect(),
             ),
-            (Reference::Points, None) => knn(new, self.points.view(), self.k, false),
+            (Reference::Points, None) => knn(new, self.points.view(), wanted, false),
             (Reference::Distances | Reference::SquaredDistances, _) => {
                 let squared = self.reference == Reference::SquaredDistances;
                 (0..m)
@@ -299,10 +334,22 @@ impl Novelty {
                     .unzip()
             }
         };
+        let k = self.k;
         let novelty: Vec<f64> = idx
             .iter()
             .zip(&dist)
-            .map(|(nb, d)| score_of(mean(d), nb, &self.spread, self.typical_spread))
+            .enumerate()
+            .map(|(i, (nb, d))| {
+                let k = k.min(nb.len());
+                let e = score_of(mean(&d[..k]), &nb[..k], &self.spread, self.typical_spread);
+                match &self.directions {
+                    Some(part) => {
+                        let c = part.score(self.points.view(), new.row(i).iter().copied(), nb, k);
+                        combine(e, c)
+                    }
+                    None => e,
+                }
+            })
             .collect();
         let pvalue: Vec<f64> = novelty.iter().map(|&s| self.pvalue(s)).collect();
         let is_novel = pvalue.iter().map(|&p| p <= alpha).collect();
@@ -334,6 +381,11 @@ impl Novelty {
                 Reference::Points => self.points.nrows() == n,
                 _ => self.points.nrows() == 0,
             }
+            && self.directions.as_ref().is_none_or(|d| {
+                self.reference == Reference::Points
+                    && d.len() == n
+                    && d.width() == self.points.ncols()
+            })
     }
 
     /// The number of training objects scored against.
@@ -387,7 +439,7 @@ fn mean(v: &[f64]) -> f64 {
 
 /// s = d · sqrt(ρ̃ / ρ) with ρ the mean spread of the neighbours; a point on top of
 /// duplicates (ρ = 0) scores its distance as is when it is 0, +∞ otherwise.
-fn score_of(d: f64, neighbours: &[usize], spread: &[f64], typical: f64) -> f64 {
+pub(super) fn score_of(d: f64, neighbours: &[usize], spread: &[f64], typical: f64) -> f64 {
     let rho = neighbours.iter().map(|&j| spread[j]).sum::<f64>() / neighbours.len() as f64;
     if d == 0.0 || rho == typical {
         d
@@ -474,20 +526,41 @@ mod tests {
         assert_eq!(nov.neighbours(), 2);
         assert_eq!(nov.spread, vec![2.0, 1.5, 2.5]);
         assert_eq!(nov.typical_spread, 2.0);
-        // Point 0: d = 2, neighbours 1 and 2 (ρ = 2): s = 2.
+        // Euclidean part. Point 0: d = 2, neighbours 1 and 2 (ρ = 2): s = 2.
         // Point 1: d = 1.5, ρ = 2.25: s = 1.5·sqrt(2/2.25) = sqrt(2).
         // Point 2: d = 2.5, ρ = 1.75: s = 2.5·sqrt(2/1.75).
-        let want = [2f64.sqrt(), 2.0, 2.5 * (2.0f64 / 1.75).sqrt()];
-        for (a, b) in nov.calibration().iter().zip(want) {
+        let euclidean = [2.0, 2f64.sqrt(), 2.5 * (2.0f64 / 1.75).sqrt()];
+        // Direction part: μ = 4/3, directions −1, −1, +1, R = median |x − μ| = 4/3.
+        // Chord distances to the two others: point 0: 0 (to 1), 2 (to 2): c = 1;
+        // point 1: 0, 2: c = 1; point 2: 2, 2: c = 2; c̃ = 1.
+        // Point 0: mean c over {1, 2} = 1.5: R·1·sqrt(1/1.5); point 1 likewise (over
+        // {0, 2}); point 2: mean over {0, 1} = 1: R·2.
+        let r = 4.0 / 3.0;
+        let direction = [r / 1.5f64.sqrt(), r / 1.5f64.sqrt(), 2.0 * r];
+        let mut want: Vec<f64> = (0..3)
+            .map(|i| (euclidean[i] * direction[i]).sqrt())
+            .collect();
+        want.sort_by(f64::total_cmp);
+        for (a, b) in nov.calibration().iter().zip(&want) {
             assert!((a - b).abs() < 1e-15, "{a} vs {b}");
         }
+        // A new point scores the same way (z = 2: Euclidean neighbours 1 and 3, both
+        // directions +1 … point 1's is −1: chords 2 and 0).
+        let z = Mat::from_fn(1, 1, |_, _| 2.0);
+        let got = nov.score(z.as_ref(), None).unwrap().novelty[0];
+        // d = 1 (to 1 and 3), ρ = (1.5 + 2.5)/2 = 2: s_E = 1; c = 1 (chords 0 to
+        // point 2, 2 to point 1), mean c over {1, 2} = 1.5: R·sqrt(1/1.5).
+        let want = (1.0 * r / 1.5f64.sqrt()).sqrt();
+        assert!((got - want).abs() < 1e-15, "{got} vs {want}");
     }
 
     #[test]
     fn distance_rows_score_like_points() {
         let x = three_d_clusters(120, 3, 5).points;
         let z = three_d_clusters(40, 2, 6).points;
-        let by_points = Novelty::fit(x.as_ref()).unwrap();
+        // The Euclidean part (distance rows have no direction part).
+        let mut by_points = Novelty::fit(x.as_ref()).unwrap();
+        assert!(by_points.directions.take().is_some());
         let dx = Mat::from_fn(120, 120, |i, j| dist(x.row(i), x.row(j)));
         let dz = Mat::from_fn(40, 120, |i, j| dist(z.row(i), x.row(j)));
         let by_rows = Novelty::fit_distances(dx.as_ref(), false).unwrap();

@@ -81,7 +81,7 @@ impl Model {
         {
             return None;
         }
-        let k = wanted.max(nov.neighbours()).min(x.nrows());
+        let k = wanted.max(nov.search_neighbours()).min(x.nrows());
         self.fitted().search_training(new, k)
     }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 /// Magic bytes at the start of every model file.
 pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
 /// Newest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 
 thread_local! {

@@ -4,8 +4,9 @@
 //! Layout (little endian): 8 magic bytes `b"OOSE\0MDL"`, format version (u32), payload
 //! length (u64), CRC-32 (u32) of the payload (from version 5: of the version number and
 //! the payload), then the postcard-encoded [`Model`]
-//! (version 5: the fitted method, the novelty score, the interface's annotations, then
-//! the metric; version 4, still read: the autoencoders' parameters without `precision`
+//! (version 6: the fitted method, the novelty score, the interface's annotations, then
+//! the metric; version 5, still read: the novelty score without its direction part
+//! (scored by distance alone, as it was); version 4: the autoencoders' parameters without `precision`
 //! (float64); version 3: without the metric (Euclidean); version 2: without
 //! the annotations either; version 1: the fitted method alone, its novelty score fitted
 //! again on reading).
