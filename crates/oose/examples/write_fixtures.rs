@@ -596,6 +596,13 @@ fn fixtures() -> Vec<Fixture> {
             z,
             true,
         ),
+        // Format 6 (0.5.0): the novelty score with its direction part.
+        fix(
+            "kpca-novelty-v6",
+            kpca(gauss(1.5), true, Solver::Dense).fit(x).unwrap().into(),
+            z,
+            true,
+        ),
         // 0.5.0: kernel PCA through landmarks, and P-greedy landmarks (no new format).
         fix(
             "kpca-nystrom",

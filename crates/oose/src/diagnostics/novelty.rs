@@ -8,16 +8,21 @@
 //! ```text
 //! d(z)  = mean_{j ∈ N_k(z)} ||z − x_j||        how far z is from the training set
 //! ρ(z)  = mean_{j ∈ N_k(z)} r_j                 how spread the training set is there
-//! s(z)  = d(z) · sqrt(ρ̃ / ρ(z)),   ρ̃ = median_j r_j
+//! s_E(z) = d(z) · sqrt(ρ̃ / ρ(z)),   ρ̃ = median_j r_j
+//! s(z)   = sqrt(s_E(z) · R · cs(z))
 //! ```
 //!
-//! s is a distance in the data's own units: where the training set is as spread as it
-//! is typically (ρ = ρ̃), s is the mean distance to the k nearest training points; in a
-//! tight region the same distance counts for more, in a loose one for less. The square
-//! root is the geometric mean of the plain distance (the k-NN baseline) and the
-//! LOF-style ratio d/ρ: chosen by measurement on held-out classes of digits,
-//! Fashion-MNIST and PBMC cells, where the plain distance loses where class spreads
-//! differ and the ratio loses where they do not (`benches/run_novelty.sh`).
+//! with cs the same construction on the directions from the training mean, among the
+//! 15 nearest training points (`direction.rs`), and R the median distance of the
+//! training points to their mean. s is a distance in the data's own units: s_E is the
+//! mean distance to the k nearest training points where the training set is as spread as
+//! it is typically (ρ = ρ̃), more in a tight region and less in a loose one; the square
+//! root there is the geometric mean of the plain distance (the k-NN baseline) and the
+//! LOF-style ratio d/ρ. The direction part sees a new population that lies at the usual
+//! distance from the training points but in a direction they do not take (cell types
+//! in PCA space fan out from the centre). Both chosen by measurement on held-out classes
+//! of digits, Fashion-MNIST and PBMC cells (`benches/run_novelty.sh`). Model files
+//! before format 6 hold no direction part and score by s_E alone, as they did.
 //!
 //! Calibration: the same score of each training point with itself left out (its
 //! neighbours are the k nearest *other* training points), computed once at fit.
