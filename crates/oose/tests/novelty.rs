@@ -192,12 +192,40 @@ fn dissimilarity_models_score_distance_rows_like_points() {
         Input::Proximity(dx.as_ref(), Proximity::Dissimilarities),
     )
     .unwrap();
-    let a = by_points.extend(z).unwrap();
+    // Distance rows hold no direction: their score is the distance part s_E alone
+    // (maths §18), here by brute force; the points' score has the direction part too.
+    let nearest = |r: &[f64], own: Option<usize>| {
+        let mut v: Vec<(f64, usize)> = (0..120)
+            .filter(|&j| Some(j) != own)
+            .map(|j| (r[j], j))
+            .collect();
+        v.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+        v.truncate(10);
+        v
+    };
+    let spread: Vec<f64> = (0..120)
+        .map(|i| {
+            let r: Vec<f64> = (0..120).map(|j| dx[(i, j)]).collect();
+            nearest(&r, Some(i)).iter().map(|p| p.0).sum::<f64>() / 10.0
+        })
+        .collect();
+    let mut sorted = spread.clone();
+    sorted.sort_by(f64::total_cmp);
+    let typical = 0.5 * (sorted[59] + sorted[60]);
     let b = by_rows.extend(dz.as_ref()).unwrap();
-    for (u, v) in column(&a, "novelty").iter().zip(column(&b, "novelty")) {
-        assert!((u - v).abs() <= 1e-9 * u, "{u} vs {v}");
+    for (i, v) in column(&b, "novelty").iter().enumerate() {
+        let r: Vec<f64> = (0..120).map(|j| dz[(i, j)]).collect();
+        let nb = nearest(&r, None);
+        let d = nb.iter().map(|p| p.0).sum::<f64>() / 10.0;
+        let rho = nb.iter().map(|p| spread[p.1]).sum::<f64>() / 10.0;
+        let want = d * (typical / rho).sqrt();
+        assert!((v - want).abs() <= 1e-12 * want, "row {i}: {v} vs {want}");
     }
-    assert_eq!(column(&a, "novelty_pvalue"), column(&b, "novelty_pvalue"));
+    let a = by_points.extend(z).unwrap();
+    assert!(column(&a, "novelty")
+        .iter()
+        .zip(column(&b, "novelty"))
+        .any(|(u, v)| (u - v).abs() > 1e-6 * v));
     // Similarities: nothing to measure against; the columns are NaN.
     let sim = Mat::from_fn(120, 120, |i, j| (-dx[(i, j)].powi(2)).exp());
     let by_sim = Model::fit(
@@ -240,10 +268,11 @@ fn the_level_is_stored_with_the_model() {
 
 #[test]
 fn the_score_is_the_distance_corrected_for_the_local_spread_as_maths_18_writes_it() {
-    // s(z) = d(z)·sqrt(ρ̃/ρ(z)), computed here by brute force, independently of the
-    // library's search and bookkeeping.
-    // A tight cluster beside a loose one (spreads differ by 8), so that new points
-    // land where the training set is tighter and looser than typical.
+    // s(z) = (s_E(z)² · R·cs(z))^⅓ with s_E(z) = d(z)·sqrt(ρ̃/ρ(z)) and cs the same
+    // construction on the directions from the training mean, among the 15 nearest
+    // (maths §18), computed here by brute force, independently of the library's search
+    // and bookkeeping. A tight cluster beside a loose one (spreads differ by 8), so that
+    // new points land where the training set is tighter and looser than typical.
     let mut rng = oose::rng::Rng::new(7);
     let (n, m) = (301, 40);
     let x = Mat::from_fn(n, 2, |i, _| {
@@ -255,48 +284,72 @@ fn the_score_is_the_distance_corrected_for_the_local_spread_as_maths_18_writes_i
         centre + scale * rng.normal()
     });
     let nov = Novelty::fit(x.as_ref()).unwrap();
-    let dist =
-        |a: &[f64], j: usize| ((a[0] - x[(j, 0)]).powi(2) + (a[1] - x[(j, 1)]).powi(2)).sqrt();
-    // The k = 10 nearest (skipping `own`), by brute force.
-    let nearest = |a: &[f64], own: Option<usize>| {
+    let row = |mat: &Mat<f64>, i: usize| [mat[(i, 0)], mat[(i, 1)]];
+    let mu = [
+        (0..n).map(|i| x[(i, 0)]).sum::<f64>() / n as f64,
+        (0..n).map(|i| x[(i, 1)]).sum::<f64>() / n as f64,
+    ];
+    let unit = |a: [f64; 2]| {
+        let (u, v) = (a[0] - mu[0], a[1] - mu[1]);
+        let r = (u * u + v * v).sqrt();
+        [u / r, v / r]
+    };
+    let dist = |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
+    // The `count` nearest training points to `a` (skipping `own`), nearest first.
+    let nearest = |a: [f64; 2], own: Option<usize>, count: usize| {
         let mut v: Vec<(f64, usize)> = (0..n)
             .filter(|&j| Some(j) != own)
-            .map(|j| (dist(a, j), j))
+            .map(|j| (dist(a, row(&x, j)), j))
+            .collect();
+        v.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+        v.truncate(count);
+        v
+    };
+    // Among the 15 nearest, the 10 nearest directions.
+    let directions = |a: [f64; 2], own: Option<usize>| {
+        let u = unit(a);
+        let mut v: Vec<(f64, usize)> = nearest(a, own, 15)
+            .iter()
+            .map(|&(_, j)| (dist(u, unit(row(&x, j))), j))
             .collect();
         v.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
         v.truncate(10);
         v
     };
-    let row = |mat: &Mat<f64>, i: usize| [mat[(i, 0)], mat[(i, 1)]];
+    let mean = |v: &[(f64, usize)]| v.iter().map(|p| p.0).sum::<f64>() / v.len() as f64;
+    let median = |v: &[f64]| {
+        let mut s = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        s[n / 2] // n odd: the middle one
+    };
     let spread: Vec<f64> = (0..n)
-        .map(|i| {
-            nearest(&row(&x, i), Some(i))
-                .iter()
-                .map(|p| p.0)
-                .sum::<f64>()
-                / 10.0
-        })
+        .map(|i| mean(&nearest(row(&x, i), Some(i), 10)))
         .collect();
-    let mut sorted = spread.clone();
-    sorted.sort_by(f64::total_cmp);
-    let typical = sorted[n / 2]; // n odd: the middle one
-    let expect = |a: &[f64], own: Option<usize>| {
-        let nb = nearest(a, own);
-        let d = nb.iter().map(|p| p.0).sum::<f64>() / 10.0;
+    let c_spread: Vec<f64> = (0..n)
+        .map(|i| mean(&directions(row(&x, i), Some(i))))
+        .collect();
+    let (typical, c_typical) = (median(&spread), median(&c_spread));
+    let radius = median(&(0..n).map(|i| dist(row(&x, i), mu)).collect::<Vec<_>>());
+    let expect = |a: [f64; 2], own: Option<usize>| {
+        let nb = nearest(a, own, 10);
         let rho = nb.iter().map(|p| spread[p.1]).sum::<f64>() / 10.0;
-        (d * (typical / rho).sqrt(), rho > typical)
+        let euclidean = mean(&nb) * (typical / rho).sqrt();
+        let dirs = directions(a, own);
+        let c_rho = dirs.iter().map(|p| c_spread[p.1]).sum::<f64>() / 10.0;
+        let direction = radius * mean(&dirs) * (c_typical / c_rho).sqrt();
+        ((euclidean * euclidean * direction).cbrt(), rho > typical)
     };
     let got = nov.score(z.as_ref(), None).unwrap();
     let mut sides = [0, 0];
     for i in 0..m {
-        let (want, loose) = expect(&row(&z, i), None);
+        let (want, loose) = expect(row(&z, i), None);
         sides[loose as usize] += 1;
         let s = got.novelty[i];
         assert!((s - want).abs() <= 1e-12 * want, "row {i}: {s} vs {want}");
     }
     assert!(sides[0] > 5 && sides[1] > 5, "both sides of ρ̃: {sides:?}");
     // The calibration: the same score of each training point with itself left out.
-    let mut cal: Vec<f64> = (0..n).map(|i| expect(&row(&x, i), Some(i)).0).collect();
+    let mut cal: Vec<f64> = (0..n).map(|i| expect(row(&x, i), Some(i)).0).collect();
     cal.sort_by(f64::total_cmp);
     for (a, b) in nov.calibration().iter().zip(&cal) {
         assert!((a - b).abs() <= 1e-12 * b, "{a} vs {b}");

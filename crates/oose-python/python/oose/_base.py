@@ -503,10 +503,11 @@ class OoseTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         coordinates : ndarray of shape (n_samples, n_components)
         diagnostics : dict of ndarray, only with ``return_diagnostics=True``
             One value per row: ``novelty`` (larger = less like the training data, in
-            the data's units: the geometric mean of the mean distance to the 10
-            nearest training points and of how far the row's direction from the
-            training mean is from those of the training points near it, each
-            corrected for how spread the training data is there), ``novelty_pvalue``
+            the data's units: the geometric mean, weights ⅔ and ⅓, of the mean
+            distance to the 10 nearest training points and of how far the row's
+            direction from the training mean is from those of the training points
+            near it, each corrected for how spread the training data is there),
+            ``novelty_pvalue``
             (conformal p-value against the training points' leave-one-out scores),
             ``is_novel`` (``novelty_pvalue <= alpha``), ``residual`` (k₀(z, z), the
             squared power function of the kernel), ``reconstruction_error`` and the

@@ -9,7 +9,7 @@
 //! d(z)  = mean_{j ∈ N_k(z)} ||z − x_j||        how far z is from the training set
 //! ρ(z)  = mean_{j ∈ N_k(z)} r_j                 how spread the training set is there
 //! s_E(z) = d(z) · sqrt(ρ̃ / ρ(z)),   ρ̃ = median_j r_j
-//! s(z)   = sqrt(s_E(z) · R · cs(z))
+//! s(z)   = (s_E(z)² · R · cs(z))^⅓
 //! ```
 //!
 //! with cs the same construction on the directions from the training mean, among the
@@ -183,7 +183,7 @@ impl Novelty {
 
     /// The score of points from each one's nearest others: the Euclidean part from the
     /// first k, the direction part from the first [`CANDIDATES`]; the calibration
-    /// scores are their geometric means.
+    /// scores are their weighted geometric means.
     fn from_points(x: MatRef<'_, f64>, idx: &[Vec<usize>], dist: &[Vec<f64>]) -> Novelty {
         let k = NEIGHBOURS.min(x.nrows() - 1);
         let mut score =
@@ -543,7 +543,7 @@ mod tests {
         let r = 4.0 / 3.0;
         let direction = [r / 1.5f64.sqrt(), r / 1.5f64.sqrt(), 2.0 * r];
         let mut want: Vec<f64> = (0..3)
-            .map(|i| (euclidean[i] * direction[i]).sqrt())
+            .map(|i| (euclidean[i] * euclidean[i] * direction[i]).cbrt())
             .collect();
         want.sort_by(f64::total_cmp);
         for (a, b) in nov.calibration().iter().zip(&want) {
@@ -555,7 +555,7 @@ mod tests {
         let got = nov.score(z.as_ref(), None).unwrap().novelty[0];
         // d = 1 (to 1 and 3), ρ = (1.5 + 2.5)/2 = 2: s_E = 1; c = 1 (chords 0 to
         // point 2, 2 to point 1), mean c over {1, 2} = 1.5: R·sqrt(1/1.5).
-        let want = (1.0 * r / 1.5f64.sqrt()).sqrt();
+        let want = (1.0 * 1.0 * r / 1.5f64.sqrt()).cbrt();
         assert!((got - want).abs() < 1e-15, "{got} vs {want}");
     }
 
