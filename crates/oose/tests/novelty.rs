@@ -50,6 +50,9 @@ fn every_method_scores_rows_independently_of_the_batch() {
         z[(0, j)] += 5.0;
         z[(1, j)] -= 4.0;
     }
+    // The score depends on the training points alone: every method gives the one of
+    // a score fitted on them directly (the suite's AUROC holds for every method).
+    let direct = Novelty::fit(x).unwrap().score(z.as_ref(), None).unwrap();
     for m in METHODS {
         let model = fit(m.name, x);
         let nov = model
@@ -57,6 +60,23 @@ fn every_method_scores_rows_independently_of_the_batch() {
             .unwrap_or_else(|| panic!("{}: no novelty", m.name));
         assert_eq!(nov.calibration().len(), 200, "{}", m.name);
         let batch = model.extend(z.as_ref()).unwrap();
+        for (i, (a, b)) in column(&batch, "novelty")
+            .iter()
+            .zip(&direct.novelty)
+            .enumerate()
+        {
+            assert!(
+                (a - b).abs() <= 1e-12 * b,
+                "{}: row {i}: {a} vs {b}",
+                m.name
+            );
+        }
+        assert_eq!(
+            column(&batch, "novelty_pvalue"),
+            direct.pvalue,
+            "{}",
+            m.name
+        );
         let (s, p, flag) = (
             column(&batch, "novelty"),
             column(&batch, "novelty_pvalue"),
