@@ -51,7 +51,9 @@ fn every_method_scores_rows_independently_of_the_batch() {
         z[(1, j)] -= 4.0;
     }
     // The score depends on the training points alone: every method gives the one of
-    // a score fitted on them directly (the suite's AUROC holds for every method).
+    // a score fitted on them directly (the suite's AUROC holds for every method); the
+    // methods that hand their own kNN graph to the score (t-SNE, UMAP with its 14
+    // others, the autoencoders) included.
     let direct = Novelty::fit(x).unwrap().score(z.as_ref(), None).unwrap();
     for m in METHODS {
         let model = fit(m.name, x);
@@ -60,6 +62,7 @@ fn every_method_scores_rows_independently_of_the_batch() {
             .unwrap_or_else(|| panic!("{}: no novelty", m.name));
         assert_eq!(nov.calibration().len(), 200, "{}", m.name);
         let batch = model.extend(z.as_ref()).unwrap();
+        assert_eq!(nov.search_neighbours(), 14, "{}", m.name);
         for (i, (a, b)) in column(&batch, "novelty")
             .iter()
             .zip(&direct.novelty)
@@ -289,7 +292,7 @@ fn the_level_is_stored_with_the_model() {
 #[test]
 fn the_score_is_the_distance_corrected_for_the_local_spread_as_maths_18_writes_it() {
     // s(z) = (s_E(z)² · R·cs(z))^⅓ with s_E(z) = d(z)·sqrt(ρ̃/ρ(z)) and cs the same
-    // construction on the directions from the training mean, among the 15 nearest
+    // construction on the directions from the training mean, among the 14 nearest
     // (maths §18), computed here by brute force, independently of the library's search
     // and bookkeeping. A tight cluster beside a loose one (spreads differ by 8), so that
     // new points land where the training set is tighter and looser than typical.
@@ -325,10 +328,10 @@ fn the_score_is_the_distance_corrected_for_the_local_spread_as_maths_18_writes_i
         v.truncate(count);
         v
     };
-    // Among the 15 nearest, the 10 nearest directions.
+    // Among the 14 nearest, the 10 nearest directions.
     let directions = |a: [f64; 2], own: Option<usize>| {
         let u = unit(a);
-        let mut v: Vec<(f64, usize)> = nearest(a, own, 15)
+        let mut v: Vec<(f64, usize)> = nearest(a, own, 14)
             .iter()
             .map(|&(_, j)| (dist(u, unit(row(&x, j))), j))
             .collect();

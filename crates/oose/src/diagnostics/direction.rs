@@ -22,7 +22,7 @@ use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 /// Euclidean neighbours among which the nearest directions are sought.
-pub const CANDIDATES: usize = 15;
+pub const CANDIDATES: usize = 14;
 
 /// The fitted direction part.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -36,6 +36,9 @@ pub(crate) struct Directions {
     typical_spread: f64,
     /// R = median distance of the training points to μ.
     radius: f64,
+    /// Euclidean neighbours searched for the directions: [`CANDIDATES`], fewer where
+    /// the score was fitted from a method's narrower kNN graph.
+    candidates: usize,
 }
 
 /// (z − μ)/‖z − μ‖, or 0 where z = μ.
@@ -58,13 +61,14 @@ fn chord(a: &[f64], b: &[f64]) -> f64 {
 
 impl Directions {
     /// Fits on the training points `x` and each one's nearest other points `idx`
-    /// (nearest first, the first [`CANDIDATES`] or all of them used); returns the part
+    /// (nearest first, the first `candidates` of them used); returns the part
     /// and every training point's leave-one-out score cs_j. `None` where the directions
     /// carry nothing (every c_j or R is 0: one-dimensional data, say).
     pub(crate) fn fit(
         x: MatRef<'_, f64>,
         idx: &[Vec<usize>],
         k: usize,
+        candidates: usize,
     ) -> Option<(Directions, Vec<f64>)> {
         let (n, w) = (x.nrows(), x.ncols());
         let mean: Vec<f64> = (0..w)
@@ -77,7 +81,7 @@ impl Directions {
             .iter()
             .zip(&units)
             .map(|(nb, u)| {
-                let cand = &nb[..CANDIDATES.min(nb.len())];
+                let cand = &nb[..candidates.min(nb.len())];
                 nearest_directions(u, cand, |t| &units[cand[t]][..], k)
             })
             .collect();
@@ -100,6 +104,7 @@ impl Directions {
             spread,
             typical_spread,
             radius,
+            candidates,
         };
         let loo = nearest.iter().map(|(nb, c)| part.scaled(*c, nb)).collect();
         Some((part, loo))
@@ -127,6 +132,11 @@ impl Directions {
     /// R · c · sqrt(c̃ / mean c_j over `nb`): as the Euclidean score treats its spreads.
     fn scaled(&self, c: f64, nb: &[usize]) -> f64 {
         self.radius * super::novelty::score_of(c, nb, &self.spread, self.typical_spread)
+    }
+
+    /// Euclidean neighbours a new point's direction is sought among.
+    pub(crate) fn candidates(&self) -> usize {
+        self.candidates
     }
 
     /// Training points scored against.

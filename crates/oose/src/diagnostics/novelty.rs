@@ -13,7 +13,7 @@
 //! ```
 //!
 //! with cs the same construction on the directions from the training mean, among the
-//! 15 nearest training points (`direction.rs`), and R the median distance of the
+//! 14 nearest training points (`direction.rs`), and R the median distance of the
 //! training points to their mean. s is a distance in the data's own units: s_E is the
 //! mean distance to the k nearest training points where the training set is as spread as
 //! it is typically (ρ = ρ̃), more in a tight region and less in a loose one; the square
@@ -156,8 +156,9 @@ impl Novelty {
     }
 
     /// [`Novelty::fit`] from a kNN graph of `x` the method has already built (each row's
-    /// nearest other rows, nearest first, at least [`CANDIDATES`] of them or N − 1):
-    /// the calibration then costs no second search. With the exact graph the result is
+    /// nearest other rows, nearest first, at least [`NEIGHBOURS`] of them or N − 1; the
+    /// direction part looks among the first [`CANDIDATES`], or as many as every row
+    /// has): the calibration then costs no second search. With the exact graph the result is
     /// that of `fit` (up to the order of tied distances); with an approximate one the
     /// leave-one-out spreads are those of the neighbours it found. `None` when a row has
     /// too few neighbours.
@@ -170,7 +171,7 @@ impl Novelty {
         if n < 2 || idx.len() != n || dist.len() != n {
             return None;
         }
-        let k = CANDIDATES.min(n - 1);
+        let k = NEIGHBOURS.min(n - 1);
         if idx
             .iter()
             .zip(dist)
@@ -182,13 +183,14 @@ impl Novelty {
     }
 
     /// The score of points from each one's nearest others: the Euclidean part from the
-    /// first k, the direction part from the first [`CANDIDATES`]; the calibration
-    /// scores are their weighted geometric means.
+    /// first k, the direction part from the first [`CANDIDATES`] (or as many as every
+    /// row has); the calibration scores are their weighted geometric means.
     fn from_points(x: MatRef<'_, f64>, idx: &[Vec<usize>], dist: &[Vec<f64>]) -> Novelty {
         let k = NEIGHBOURS.min(x.nrows() - 1);
+        let candidates = idx.iter().map(Vec::len).fold(CANDIDATES, usize::min);
         let mut score =
             Self::from_neighbours(k, Reference::Points, StoredMat::from_mat(x), idx, dist);
-        if let Some((part, loo)) = Directions::fit(x, idx, k) {
+        if let Some((part, loo)) = Directions::fit(x, idx, k, candidates) {
             let mut calibration: Vec<f64> = idx
                 .iter()
                 .zip(&score.spread)
@@ -274,7 +276,7 @@ impl Novelty {
     /// candidates where the score has one, else k.
     pub fn search_neighbours(&self) -> usize {
         match &self.directions {
-            Some(d) => CANDIDATES.min(d.len() - 1).max(self.k),
+            Some(d) => d.candidates().max(self.k),
             None => self.k,
         }
     }
@@ -388,6 +390,7 @@ impl Novelty {
             }
             && self.directions.as_ref().is_none_or(|d| {
                 self.reference == Reference::Points
+                    && d.candidates() >= self.k
                     && d.len() == n
                     && d.width() == self.points.ncols()
             })
@@ -557,6 +560,22 @@ mod tests {
         // point 2, 2 to point 1), mean c over {1, 2} = 1.5: R·sqrt(1/1.5).
         let want = (1.0 * 1.0 * r / 1.5f64.sqrt()).cbrt();
         assert!((got - want).abs() < 1e-15, "{got} vs {want}");
+    }
+
+    #[test]
+    fn a_narrower_graph_searches_as_many_candidates_as_it_has() {
+        let x = three_d_clusters(150, 3, 2).points;
+        let (idx, dist) = knn(x.as_ref(), x.as_ref(), 12, true);
+        let from_graph = Novelty::from_graph(x.as_ref(), &idx, &dist).unwrap();
+        assert_eq!(
+            (from_graph.neighbours(), from_graph.search_neighbours()),
+            (10, 12)
+        );
+        let fitted = Novelty::fit(x.as_ref()).unwrap();
+        assert_eq!(fitted.search_neighbours(), CANDIDATES);
+        // Fewer than k neighbours: no score from the graph.
+        let (idx, dist) = knn(x.as_ref(), x.as_ref(), 9, true);
+        assert!(Novelty::from_graph(x.as_ref(), &idx, &dist).is_none());
     }
 
     #[test]
