@@ -63,7 +63,7 @@ impl Directions {
     /// Fits on the training points `x` and each one's nearest other points `idx`
     /// (nearest first, the first `candidates` of them used); returns the part
     /// and every training point's leave-one-out score cs_j. `None` where the directions
-    /// carry nothing (every c_j or R is 0: one-dimensional data, say).
+    /// carry nothing (the median c_j or R is 0: one-dimensional data, say).
     pub(crate) fn fit(
         x: MatRef<'_, f64>,
         idx: &[Vec<usize>],
