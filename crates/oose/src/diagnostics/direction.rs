@@ -17,9 +17,11 @@
 //! directions among all training points do (maths §18).
 
 use crate::kernel::bandwidth::median;
+use crate::model::method::Transient;
 use crate::neighbors::k_smallest;
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 /// Euclidean neighbours among which the nearest directions are sought.
 pub const CANDIDATES: usize = 14;
@@ -39,16 +41,27 @@ pub(crate) struct Directions {
     /// Euclidean neighbours searched for the directions: [`CANDIDATES`], fewer where
     /// the score was fitted from a method's narrower kNN graph.
     candidates: usize,
+    /// û_j of every training point, row after row: formed at the fit or on the first
+    /// score (not stored), so that a score reads its candidates' directions from
+    /// contiguous memory and not a column-major matrix with a stride of n.
+    #[serde(skip)]
+    units: Transient<OnceLock<Vec<f64>>>,
 }
 
 /// (z − μ)/‖z − μ‖, or 0 where z = μ.
 fn unit(z: impl Iterator<Item = f64>, mean: &[f64]) -> Vec<f64> {
     let mut u: Vec<f64> = z.zip(mean).map(|(v, m)| v - m).collect();
+    normalise(&mut u);
+    u
+}
+
+/// Divides `u` by its norm, if not 0, and returns the norm.
+fn normalise(u: &mut [f64]) -> f64 {
     let norm = u.iter().map(|v| v * v).sum::<f64>().sqrt();
     if norm > 0.0 {
         u.iter_mut().for_each(|v| *v /= norm);
     }
-    u
+    norm
 }
 
 fn chord(a: &[f64], b: &[f64]) -> f64 {
@@ -74,27 +87,18 @@ impl Directions {
         let mean: Vec<f64> = (0..w)
             .map(|c| (0..n).map(|i| x[(i, c)]).sum::<f64>() / n as f64)
             .collect();
-        let units: Vec<Vec<f64>> = (0..n)
-            .map(|i| unit((0..w).map(|c| x[(i, c)]), &mean))
-            .collect();
+        let (units, mut norms) = all_units(x, &mean);
         let nearest: Vec<(Vec<usize>, f64)> = idx
             .iter()
-            .zip(&units)
-            .map(|(nb, u)| {
+            .enumerate()
+            .map(|(i, nb)| {
                 let cand = &nb[..candidates.min(nb.len())];
-                nearest_directions(u, cand, |t| &units[cand[t]][..], k)
+                let row = |j: usize| &units[j * w..(j + 1) * w];
+                nearest_directions(row(i), cand, |t| row(cand[t]), k)
             })
             .collect();
         let spread: Vec<f64> = nearest.iter().map(|n| n.1).collect();
         let typical_spread = median(&mut spread.clone());
-        let mut norms: Vec<f64> = (0..n)
-            .map(|i| {
-                (0..w)
-                    .map(|c| (x[(i, c)] - mean[c]).powi(2))
-                    .sum::<f64>()
-                    .sqrt()
-            })
-            .collect();
         let radius = median(&mut norms);
         if !(typical_spread > 0.0 && radius > 0.0) {
             return None;
@@ -105,13 +109,15 @@ impl Directions {
             typical_spread,
             radius,
             candidates,
+            units: Transient(OnceLock::from(units)),
         };
         let loo = nearest.iter().map(|(nb, c)| part.scaled(*c, nb)).collect();
         Some((part, loo))
     }
 
     /// cs(z) in the data's units (R · cs) of the point `z` with Euclidean candidates
-    /// `candidates` (rows of the training points `x`).
+    /// `candidates` (rows of `x`, the training points the part was fitted on: their
+    /// directions are formed from it on the first call).
     pub(crate) fn score(
         &self,
         x: MatRef<'_, f64>,
@@ -120,12 +126,14 @@ impl Directions {
         k: usize,
     ) -> f64 {
         let u = unit(z, &self.mean);
-        let w = x.ncols();
-        let rows: Vec<Vec<f64>> = candidates
-            .iter()
-            .map(|&j| unit((0..w).map(|c| x[(j, c)]), &self.mean))
-            .collect();
-        let (nb, c) = nearest_directions(&u, candidates, |t| &rows[t][..], k);
+        let units = self.units.0.get_or_init(|| all_units(x, &self.mean).0);
+        let w = self.mean.len();
+        let (nb, c) = nearest_directions(
+            &u,
+            candidates,
+            |t| &units[candidates[t] * w..(candidates[t] + 1) * w],
+            k,
+        );
         self.scaled(c, &nb)
     }
 
@@ -148,6 +156,23 @@ impl Directions {
     pub(crate) fn width(&self) -> usize {
         self.mean.len()
     }
+}
+
+/// û_j of every row of `x`, row after row (the values of [`unit`], read from `x`
+/// column after column), and the norms ‖x_j − μ‖.
+fn all_units(x: MatRef<'_, f64>, mean: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let (n, w) = (x.nrows(), x.ncols());
+    let mut units = vec![0.0; n * w];
+    if w == 0 {
+        return (units, vec![0.0; n]);
+    }
+    for (c, m) in mean.iter().enumerate() {
+        for (i, v) in x.col(c).iter().enumerate() {
+            units[i * w + c] = v - m;
+        }
+    }
+    let norms = units.chunks_exact_mut(w).map(normalise).collect();
+    (units, norms)
 }
 
 /// The k training points among `candidates` whose directions (`dir` of a position in

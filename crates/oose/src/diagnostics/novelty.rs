@@ -38,6 +38,7 @@ use crate::methods::mds::Proximity;
 use crate::model::Input;
 use crate::neighbors::{k_smallest, knn};
 use faer::MatRef;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Neighbours per score (k).
@@ -342,10 +343,12 @@ impl Novelty {
             }
         };
         let k = self.k;
+        // Rows in parallel: each row's score is its own, in any order.
         let novelty: Vec<f64> = idx
-            .iter()
+            .par_iter()
             .zip(&dist)
             .enumerate()
+            .with_min_len(256)
             .map(|(i, (nb, d))| {
                 let k = k.min(nb.len());
                 let e = score_of(mean(&d[..k]), &nb[..k], &self.spread, self.typical_spread);
