@@ -99,17 +99,24 @@ pub fn knn_brute(
     k: usize,
     exclude_self: bool,
 ) -> Neighbours {
-    knn_brute_with(queries, points, k, exclude_self, false)
+    knn_brute_with(super::Query {
+        queries,
+        points,
+        k,
+        exclude_self,
+        stoppable: false,
+    })
 }
 
 /// [`knn_brute`], stoppable between blocks of queries (`super::knn_stoppable`).
-pub(super) fn knn_brute_with(
-    queries: MatRef<'_, f64>,
-    points: MatRef<'_, f64>,
-    k: usize,
-    exclude_self: bool,
-    stoppable: bool,
-) -> Neighbours {
+pub(super) fn knn_brute_with(query: super::Query<'_>) -> Neighbours {
+    let super::Query {
+        queries,
+        points,
+        k,
+        exclude_self,
+        stoppable,
+    } = query;
     let n = points.nrows();
     let m = queries.nrows();
     let p_sq = row_sq_norms(points);

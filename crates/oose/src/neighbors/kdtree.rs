@@ -3,7 +3,7 @@
 //! kiddo fixes the dimension at compile time; [`knn_tree`] dispatches on the runtime
 //! dimension to one instantiation per dimension 1..=16.
 
-use super::{stopping, Neighbours};
+use super::{stopping, Neighbours, Query};
 use faer::MatRef;
 use kiddo::immutable::float::kdtree::ImmutableKdTree;
 use kiddo::SquaredEuclidean;
@@ -19,13 +19,14 @@ fn rows<const K: usize>(x: MatRef<'_, f64>) -> Vec<[f64; K]> {
         .collect()
 }
 
-fn knn_k<const K: usize>(
-    queries: MatRef<'_, f64>,
-    points: MatRef<'_, f64>,
-    k: usize,
-    exclude_self: bool,
-    stoppable: bool,
-) -> Neighbours {
+fn knn_k<const K: usize>(query: Query<'_>) -> Neighbours {
+    let Query {
+        queries,
+        points,
+        k,
+        exclude_self,
+        stoppable,
+    } = query;
     let pts = rows::<K>(points);
     let tree: ImmutableKdTree<f64, u32, K, 32> = ImmutableKdTree::new_from_slice(&pts);
     let qs = rows::<K>(queries);
@@ -67,17 +68,11 @@ fn knn_k<const K: usize>(
 }
 
 /// kNN by kd-tree; `points.ncols()` must be in 1..=16.
-pub(crate) fn knn_tree(
-    queries: MatRef<'_, f64>,
-    points: MatRef<'_, f64>,
-    k: usize,
-    exclude_self: bool,
-    stoppable: bool,
-) -> Neighbours {
+pub(crate) fn knn_tree(query: Query<'_>) -> Neighbours {
     macro_rules! dispatch {
         ($($d:literal)*) => {
-            match points.ncols() {
-                $($d => knn_k::<$d>(queries, points, k, exclude_self, stoppable),)*
+            match query.points.ncols() {
+                $($d => knn_k::<$d>(query),)*
                 d => unreachable!("kd-tree dimension {d} outside 1..=16"),
             }
         };

@@ -34,7 +34,14 @@ pub fn knn(
     k: usize,
     exclude_self: bool,
 ) -> Neighbours {
-    search(queries, points, k, exclude_self, false)
+    Query {
+        queries,
+        points,
+        k,
+        exclude_self,
+        stoppable: false,
+    }
+    .search()
 }
 
 /// [`knn`] inside a fit: a stop request ([`crate::progress::request_stop`], Ctrl-C) ends
@@ -46,7 +53,14 @@ pub(crate) fn knn_stoppable(
     k: usize,
     exclude_self: bool,
 ) -> crate::error::Result<Neighbours> {
-    let found = search(queries, points, k, exclude_self, true);
+    let found = Query {
+        queries,
+        points,
+        k,
+        exclude_self,
+        stoppable: true,
+    }
+    .search();
     // A search that skipped work on a stop request is incomplete: never returned.
     crate::progress::check()?;
     Ok(found)
@@ -74,17 +88,26 @@ pub(crate) fn stopping(stoppable: bool) -> bool {
     stoppable && crate::progress::stop_requested()
 }
 
-fn search(
-    queries: MatRef<'_, f64>,
-    points: MatRef<'_, f64>,
-    k: usize,
-    exclude_self: bool,
-    stoppable: bool,
-) -> Neighbours {
-    if (1..=kdtree::MAX_DIM).contains(&points.ncols()) && points.nrows() >= 64 {
-        kdtree::knn_tree(queries, points, k, exclude_self, stoppable)
-    } else {
-        brute::knn_brute_with(queries, points, k, exclude_self, stoppable)
+/// One exact search: the k nearest rows of `points` for every row of `queries`
+/// (without row i itself where `exclude_self`; then `queries` is `points`), skipping
+/// its remaining work on a stop request where `stoppable` ([`stopping`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Query<'a> {
+    pub(crate) queries: MatRef<'a, f64>,
+    pub(crate) points: MatRef<'a, f64>,
+    pub(crate) k: usize,
+    pub(crate) exclude_self: bool,
+    pub(crate) stoppable: bool,
+}
+
+impl Query<'_> {
+    /// A kd-tree in dimensions ≤ 16 (from 64 points), brute force otherwise.
+    fn search(self) -> Neighbours {
+        if (1..=kdtree::MAX_DIM).contains(&self.points.ncols()) && self.points.nrows() >= 64 {
+            kdtree::knn_tree(self)
+        } else {
+            brute::knn_brute_with(self)
+        }
     }
 }
 
