@@ -5,7 +5,6 @@
 //!
 //! `cargo run --release -p oose --example time_autoencoder -- N EPOCHS [float64|float32]`
 use oose::methods::autoencoder::{Autoencoder, Precision};
-use oose::model::params::Named;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

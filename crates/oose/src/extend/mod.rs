@@ -60,31 +60,12 @@ pub enum Strategy {
     Optimize,
 }
 
-impl Strategy {
-    /// Parses `projection`, `restricted`, `interpolation` or `optimize`.
-    pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "projection" => Ok(Strategy::Projection),
-            "restricted" => Ok(Strategy::Restricted),
-            "interpolation" => Ok(Strategy::Interpolation),
-            "optimize" => Ok(Strategy::Optimize),
-            _ => Err(Error::param(
-                "strategy",
-                format!("expected projection, restricted, interpolation or optimize, got {name:?}"),
-            )),
-        }
-    }
-
-    /// Its name, as [`Strategy::from_name`] reads it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Strategy::Projection => "projection",
-            Strategy::Restricted => "restricted",
-            Strategy::Interpolation => "interpolation",
-            Strategy::Optimize => "optimize",
-        }
-    }
-}
+crate::model::params::named!(Strategy, "strategy":
+    Projection => "projection",
+    Restricted => "restricted",
+    Interpolation => "interpolation",
+    Optimize => "optimize",
+);
 
 /// How kernel PCA computes a new point's kernel row (maths §20): against every
 /// training point (`exact`), through the fit's pivots with a certified bound

@@ -243,7 +243,7 @@ impl Method for LandmarkMds {
         ParamSpec::new(
             "landmarks",
             "landmark-choice",
-            Kind::Choice(&Landmarks::NAMES),
+            Kind::Choice(Landmarks::NAMES),
             "How landmarks are chosen.",
         ),
         SEED,

@@ -3,12 +3,10 @@
 //! For large N the choice runs on a uniform random sample of the rows
 //! ([`SAMPLE`] by default), so its cost does not grow with N.
 
-use crate::error::Result;
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::{factorize, PivotedCholesky};
 use crate::rng::Rng;
-use crate::validate;
 use faer::{MatRef, Par};
 use serde::{Deserialize, Serialize};
 
@@ -32,32 +30,13 @@ pub enum Landmarks {
     PGreedy,
 }
 
+crate::model::params::named!(Landmarks, "landmarks":
+    Random => "random",
+    MaxMin => "max-min",
+    PGreedy => "p-greedy",
+);
+
 impl Landmarks {
-    /// Parses `random`, `max-min` or `p-greedy`.
-    pub fn from_name(name: &str) -> Result<Landmarks> {
-        validate::named(
-            "landmarks",
-            name,
-            &[
-                ("random", Landmarks::Random),
-                ("max-min", Landmarks::MaxMin),
-                ("p-greedy", Landmarks::PGreedy),
-            ],
-        )
-    }
-
-    /// The name used by every interface.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Landmarks::Random => "random",
-            Landmarks::MaxMin => "max-min",
-            Landmarks::PGreedy => "p-greedy",
-        }
-    }
-
-    /// Every name, in the order of the variants.
-    pub const NAMES: [&'static str; 3] = ["random", "max-min", "p-greedy"];
-
     /// Chooses up to `n` distinct rows of `x`, in the order chosen. `kernel` (resolved,
     /// positive definite) and the relative tolerance `tol` are P-greedy's; the others
     /// ignore them. Only P-greedy may return fewer than `min(n, N)` rows (see
@@ -76,15 +55,6 @@ impl Landmarks {
             Landmarks::MaxMin => max_min(x, n, rng),
             Landmarks::PGreedy => p_greedy(x, n, kernel, tol).pivots,
         }
-    }
-}
-
-impl crate::model::params::Named for Landmarks {
-    fn name(&self) -> &'static str {
-        Landmarks::name(self)
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        Landmarks::from_name(s)
     }
 }
 

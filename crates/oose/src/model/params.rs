@@ -445,6 +445,47 @@ pub trait Named: Sized + Copy {
     fn from_name(s: &str) -> Result<Self>;
 }
 
+/// Names the values of a fieldless enum from one table: each variant, the name every
+/// interface shows and parses, and further names parsed as well (`|`-separated). Gives
+/// the enum `name`, `from_name` (its error names `param` and lists every name) and
+/// `NAMES` (the shown names, in table order), and implements [`Named`]. `name` is a
+/// `match`: a variant left out of the table does not compile.
+///
+/// ```ignore
+/// named!(Density, "density": Training => "training", Union => "union");
+/// ```
+macro_rules! named {
+    ($t:ident, $param:literal: $($v:ident => $name:literal $(| $alias:literal)*),+ $(,)?) => {
+        impl $t {
+            /// Every name, in the order of the variants' table.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// The name every interface uses.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $($t::$v => $name),+
+                }
+            }
+
+            /// Parses a name in [`Self::NAMES`] (or an accepted spelling of one); the
+            /// error names the parameter and lists the names.
+            pub fn from_name(name: &str) -> $crate::error::Result<$t> {
+                $crate::validate::named($param, name, &[$(($name, $t::$v) $(, ($alias, $t::$v))*),+])
+            }
+        }
+
+        impl $crate::model::params::Named for $t {
+            fn name(&self) -> &'static str {
+                $t::name(self)
+            }
+            fn from_name(s: &str) -> $crate::error::Result<Self> {
+                $t::from_name(s)
+            }
+        }
+    };
+}
+pub(crate) use named;
+
 impl<T: Named> Param for T {
     fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
         out.push((name, Value::Str(Named::name(self).into())));

@@ -24,7 +24,7 @@ pub const RANK_TOLERANCE: ParamSpec = ParamSpec::new(
 pub const SOLVER: ParamSpec = ParamSpec::new(
     "solver",
     "solver",
-    Kind::Choice(&["auto", "dense", "lanczos", "low-rank", "shift-invert"]),
+    Kind::Choice(Solver::NAMES),
     "Eigensolver (`auto` chooses by size and kernel; the one used is in `info`).",
 );
 
@@ -40,7 +40,7 @@ pub const SEED: ParamSpec = ParamSpec::new(
 pub const TRANSFORM_SEARCH: ParamSpec = ParamSpec::new(
     "transform_search",
     "transform-search",
-    Kind::Choice(&["auto", "exact", "approximate"]),
+    Kind::Choice(crate::neighbors::GraphMethod::NAMES),
     "How new points' nearest training points are found: exact, approximate (a walk on \
      the kNN graph; training points still found exactly) or auto (approximate from 20000 \
      training points in more than 16 dimensions).",

@@ -3,10 +3,7 @@
 //! sample against the exact neighbours.
 
 use super::{knn_brute, knn_descent, recall, Descent, Neighbours};
-use crate::error::Result;
-use crate::model::params::Named;
 use crate::rng::Rng;
-use crate::validate;
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
@@ -33,27 +30,11 @@ pub enum GraphMethod {
     Approximate,
 }
 
-impl Named for GraphMethod {
-    fn name(&self) -> &'static str {
-        match self {
-            GraphMethod::Auto => "auto",
-            GraphMethod::Exact => "exact",
-            GraphMethod::Approximate => "approximate",
-        }
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "neighbors",
-            s,
-            &[
-                ("auto", GraphMethod::Auto),
-                ("exact", GraphMethod::Exact),
-                ("approximate", GraphMethod::Approximate),
-                ("nn-descent", GraphMethod::Approximate),
-            ],
-        )
-    }
-}
+crate::model::params::named!(GraphMethod, "neighbors":
+    Auto => "auto",
+    Exact => "exact",
+    Approximate => "approximate" | "nn-descent",
+);
 
 impl GraphMethod {
     /// What `Auto` means for `n` points in `dim` dimensions.

@@ -35,6 +35,12 @@ pub(crate) use shift_invert::{top_eigen_below_top, Symmetric};
 pub use shift_invert::{top_eigen_near_one, top_eigen_sparse, SHIFT_INVERT_MAX_FILL};
 
 /// Which eigensolver to use ([`Solver::route`] turns the request into a route).
+///
+/// ```
+/// use oose::linalg::eigen::Solver;
+/// assert_eq!(Solver::from_name("low-rank").unwrap(), Solver::LowRank);
+/// assert!(Solver::from_name("arpack").unwrap_err().to_string().contains("solver"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Solver {
     /// The matrix decides (the one policy of [`Solver::route`]): low-rank for a positive
@@ -58,39 +64,13 @@ pub enum Solver {
     ShiftInvert,
 }
 
-impl Solver {
-    /// The solver's name as used on the command line.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Solver::Auto => "auto",
-            Solver::Dense => "dense",
-            Solver::Lanczos => "lanczos",
-            Solver::LowRank => "low-rank",
-            Solver::ShiftInvert => "shift-invert",
-        }
-    }
-
-    /// Parses a solver name (`auto`, `dense`, `lanczos`, `low-rank`, `shift-invert`).
-    ///
-    /// ```
-    /// use oose::linalg::eigen::Solver;
-    /// assert_eq!(Solver::from_name("low-rank").unwrap(), Solver::LowRank);
-    /// assert!(Solver::from_name("arpack").unwrap_err().to_string().contains("solver"));
-    /// ```
-    pub fn from_name(name: &str) -> crate::error::Result<Solver> {
-        crate::validate::named(
-            "solver",
-            name,
-            &[
-                ("auto", Solver::Auto),
-                ("dense", Solver::Dense),
-                ("lanczos", Solver::Lanczos),
-                ("low-rank", Solver::LowRank),
-                ("shift-invert", Solver::ShiftInvert),
-            ],
-        )
-    }
-}
+crate::model::params::named!(Solver, "solver":
+    Auto => "auto",
+    Dense => "dense",
+    Lanczos => "lanczos",
+    LowRank => "low-rank",
+    ShiftInvert => "shift-invert",
+);
 
 /// Matrices at most this large always use the dense solver under `Auto`.
 pub const AUTO_DENSE_MAX: usize = 1000;
@@ -331,15 +311,6 @@ pub fn apply_sign_rule(mut v: faer::MatMut<'_, f64>) -> Vec<bool> {
         flipped.push(flip);
     }
     flipped
-}
-
-impl crate::model::params::Named for Solver {
-    fn name(&self) -> &'static str {
-        Solver::name(self)
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        Solver::from_name(s)
-    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
 };
-use crate::model::params::{Kind, Named, Param, ParamList, ParamSpec, Value, Values};
+use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
 use crate::model::specs::{fmt_list, N_COMPONENTS, SEED};
 use crate::neighbors::{knn_graph, GraphMethod, Neighbours, TrainingSearch, SEARCH_DEGREE};
 use crate::validate;
@@ -55,29 +55,7 @@ pub enum Precision {
     Float32,
 }
 
-impl Precision {
-    /// Every name, in the order of the variants.
-    pub const NAMES: [&'static str; 2] = ["float64", "float32"];
-}
-
-impl Named for Precision {
-    fn name(&self) -> &'static str {
-        match self {
-            Precision::Float64 => "float64",
-            Precision::Float32 => "float32",
-        }
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "precision",
-            s,
-            &[
-                ("float64", Precision::Float64),
-                ("float32", Precision::Float32),
-            ],
-        )
-    }
-}
+crate::model::params::named!(Precision, "precision": Float64 => "float64", Float32 => "float32");
 
 /// What training needs of either method's parameters.
 pub(crate) struct Settings {
@@ -575,7 +553,7 @@ const BETA: ParamSpec = spec(
 const PRECISION: ParamSpec = spec(
     "precision",
     "precision",
-    Kind::Choice(&Precision::NAMES),
+    Kind::Choice(Precision::NAMES),
     "Floating-point type of training (float32: about twice as fast; the model is float64 either way).",
 );
 

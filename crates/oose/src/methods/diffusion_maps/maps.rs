@@ -23,31 +23,12 @@ pub enum Output {
     Normalized,
 }
 
-impl Output {
-    /// Parses the flavour name.
-    pub fn from_name(s: &str) -> Result<Output> {
-        match s {
-            "diffusion" => Ok(Output::Diffusion),
-            "standard" => Ok(Output::Standard),
-            "weighted" => Ok(Output::Weighted),
-            "normalized" | "normalised" => Ok(Output::Normalized),
-            _ => Err(Error::param(
-                "output",
-                format!("expected diffusion, standard, weighted or normalized, got {s:?}"),
-            )),
-        }
-    }
-
-    /// The flavour's name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Output::Diffusion => "diffusion",
-            Output::Standard => "standard",
-            Output::Weighted => "weighted",
-            Output::Normalized => "normalized",
-        }
-    }
-}
+crate::model::params::named!(Output, "output":
+    Diffusion => "diffusion",
+    Standard => "standard",
+    Weighted => "weighted",
+    Normalized => "normalized" | "normalised",
+);
 
 /// Coordinates j = 1..d from ψ rows (column 0 = ψ₀ = sqrt(d/Σd)).
 pub(crate) fn flavour(
@@ -323,15 +304,6 @@ impl OutOfSample for FittedDiffusionMaps {
     }
 }
 
-impl crate::model::params::Named for Output {
-    fn name(&self) -> &'static str {
-        Output::name(self)
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        Output::from_name(s)
-    }
-}
-
 impl Method for DiffusionMaps {
     type Fitted = FittedDiffusionMaps;
     const NAME: &'static str = "dmaps";
@@ -347,7 +319,7 @@ impl Method for DiffusionMaps {
             ParamSpec::new(
                 "output",
                 "output-kind",
-                Kind::Choice(&["diffusion", "standard", "weighted", "normalized"]),
+                Kind::Choice(Output::NAMES),
                 "Output coordinates (maths §7 flavours).",
             )
             .aliases(&["flavour"]),
@@ -355,7 +327,7 @@ impl Method for DiffusionMaps {
             ParamSpec::new(
                 "density",
                 "density",
-                Kind::Choice(&["training", "union"]),
+                Kind::Choice(Density::NAMES),
                 "Density of new points (union: of X ∪ Z; rows of a batch are then coupled).",
             ),
             ON_ISOLATED,

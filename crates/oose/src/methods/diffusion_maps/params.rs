@@ -77,24 +77,7 @@ pub enum Density {
     Union,
 }
 
-impl Density {
-    /// The name every interface uses.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Density::Training => "training",
-            Density::Union => "union",
-        }
-    }
-
-    /// Parses `training` or `union`.
-    pub fn from_name(name: &str) -> Result<Density> {
-        validate::named(
-            "density",
-            name,
-            &[("training", Density::Training), ("union", Density::Union)],
-        )
-    }
-}
+crate::model::params::named!(Density, "density": Training => "training", Union => "union");
 
 /// What to do with a new point that has no neighbour under the sparsity rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -106,24 +89,7 @@ pub enum OnIsolated {
     Nan,
 }
 
-impl OnIsolated {
-    /// The name every interface uses.
-    pub fn name(&self) -> &'static str {
-        match self {
-            OnIsolated::Error => "error",
-            OnIsolated::Nan => "nan",
-        }
-    }
-
-    /// Parses `error` or `nan`.
-    pub fn from_name(name: &str) -> Result<OnIsolated> {
-        validate::named(
-            "on_isolated",
-            name,
-            &[("error", OnIsolated::Error), ("nan", OnIsolated::Nan)],
-        )
-    }
-}
+crate::model::params::named!(OnIsolated, "on_isolated": Error => "error", Nan => "nan");
 
 /// The weight matrix and its normalisation: everything but the eigensolver.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -143,24 +109,6 @@ impl Default for DiffusionKernel {
             sparsity: Sparsity::default(),
             alpha: 1.0,
         }
-    }
-}
-
-impl crate::model::params::Named for Density {
-    fn name(&self) -> &'static str {
-        Density::name(self)
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        Density::from_name(s)
-    }
-}
-
-impl crate::model::params::Named for OnIsolated {
-    fn name(&self) -> &'static str {
-        OnIsolated::name(self)
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        OnIsolated::from_name(s)
     }
 }
 
@@ -203,7 +151,7 @@ pub(crate) const KERNEL: [ParamSpec; 5] = [
 pub(crate) const ON_ISOLATED: ParamSpec = ParamSpec::new(
     "on_isolated",
     "on-isolated",
-    Kind::Choice(&["error", "nan"]),
+    Kind::Choice(OnIsolated::NAMES),
     "New points without a neighbour: an error naming the row, or NaN rows with an \
      `isolated` column.",
 );

@@ -47,32 +47,12 @@ pub enum Proximity {
     Similarities,
 }
 
-impl Proximity {
-    /// The name used on the command line.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Proximity::Points => "points",
-            Proximity::SquaredDissimilarities => "squared-dissimilarities",
-            Proximity::Dissimilarities => "dissimilarities",
-            Proximity::Similarities => "similarities",
-        }
-    }
-
-    /// Parses the name used on the command line (`points`, `squared-dissimilarities`,
-    /// `dissimilarities`, `similarities`).
-    pub fn from_name(name: &str) -> Result<Proximity> {
-        crate::validate::named(
-            "input",
-            name,
-            &[
-                ("points", Proximity::Points),
-                ("squared-dissimilarities", Proximity::SquaredDissimilarities),
-                ("dissimilarities", Proximity::Dissimilarities),
-                ("similarities", Proximity::Similarities),
-            ],
-        )
-    }
-}
+crate::model::params::named!(Proximity, "input":
+    Points => "points",
+    SquaredDissimilarities => "squared-dissimilarities",
+    Dissimilarities => "dissimilarities",
+    Similarities => "similarities",
+);
 
 /// Classical MDS parameters.
 ///

@@ -31,7 +31,6 @@ use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::Fitted;
-use crate::model::params::Named;
 use crate::model::specs::fmt_list;
 use crate::neighbors::{knn_graph, knn_stoppable, GraphMethod, Neighbours, TrainingSearch};
 use crate::validate;

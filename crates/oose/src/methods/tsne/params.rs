@@ -4,9 +4,8 @@
 use super::{FittedTsne, Tsne};
 use crate::error::Result;
 use crate::model::method::{points_only, Configuration, Input, Method};
-use crate::model::params::{join, Kind, Named, ParamSpec, Values, NO_PARAMS};
+use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
-use crate::validate;
 use serde::{Deserialize, Serialize};
 
 /// Points from which `auto` sums the repulsion by FFT (below, Barnes–Hut is faster: the
@@ -46,29 +45,12 @@ impl TsneGradient {
     }
 }
 
-impl Named for TsneGradient {
-    fn name(&self) -> &'static str {
-        match self {
-            TsneGradient::BarnesHut => "barnes-hut",
-            TsneGradient::Exact => "exact",
-            TsneGradient::Fft => "fft",
-            TsneGradient::Auto => "auto",
-        }
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "method",
-            s,
-            &[
-                ("barnes-hut", TsneGradient::BarnesHut),
-                ("barnes_hut", TsneGradient::BarnesHut),
-                ("exact", TsneGradient::Exact),
-                ("fft", TsneGradient::Fft),
-                ("auto", TsneGradient::Auto),
-            ],
-        )
-    }
-}
+crate::model::params::named!(TsneGradient, "method":
+    BarnesHut => "barnes-hut" | "barnes_hut",
+    Exact => "exact",
+    Fft => "fft",
+    Auto => "auto",
+);
 
 /// The starting embedding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -80,21 +62,7 @@ pub enum TsneInit {
     Random,
 }
 
-impl Named for TsneInit {
-    fn name(&self) -> &'static str {
-        match self {
-            TsneInit::Pca => "pca",
-            TsneInit::Random => "random",
-        }
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "init",
-            s,
-            &[("pca", TsneInit::Pca), ("random", TsneInit::Random)],
-        )
-    }
-}
+crate::model::params::named!(TsneInit, "init": Pca => "pca", Random => "random");
 
 const PERPLEXITY: ParamSpec = ParamSpec::new(
     "perplexity",
@@ -130,20 +98,20 @@ const ANGLE: ParamSpec = ParamSpec::new(
 const GRADIENT: ParamSpec = ParamSpec::new(
     "method",
     "method",
-    Kind::Choice(&["auto", "barnes-hut", "fft", "exact"]),
+    Kind::Choice(TsneGradient::NAMES),
     "How the repulsive forces are summed: auto (fft from 10000 points when d ≤ 2, else \
      barnes-hut), barnes-hut (d ≤ 3), fft (d ≤ 2) or exact (O(N²)).",
 );
 const INIT: ParamSpec = ParamSpec::new(
     "init",
     "init",
-    Kind::Choice(&["pca", "random"]),
+    Kind::Choice(TsneInit::NAMES),
     "Starting embedding: pca (rescaled to standard deviation 1e-4) or random.",
 );
 const NEIGHBORS: ParamSpec = ParamSpec::new(
     "neighbors",
     "neighbors",
-    Kind::Choice(&["auto", "exact", "approximate"]),
+    Kind::Choice(crate::neighbors::GraphMethod::NAMES),
     "The kNN graph of P: exact, approximate (NN-descent; its recall on a sample is in \
      the model info) or auto (approximate from 100000 points in more than 16 dimensions).",
 );

@@ -4,9 +4,8 @@
 use super::{FittedUmap, Umap};
 use crate::error::Result;
 use crate::model::method::{points_only, Configuration, Input, Method};
-use crate::model::params::{join, Kind, Named, ParamSpec, Values, NO_PARAMS};
+use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
-use crate::validate;
 use serde::{Deserialize, Serialize};
 
 /// The starting embedding of the SGD.
@@ -19,24 +18,7 @@ pub enum UmapInit {
     Random,
 }
 
-impl Named for UmapInit {
-    fn name(&self) -> &'static str {
-        match self {
-            UmapInit::Spectral => "spectral",
-            UmapInit::Random => "random",
-        }
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "init",
-            s,
-            &[
-                ("spectral", UmapInit::Spectral),
-                ("random", UmapInit::Random),
-            ],
-        )
-    }
-}
+crate::model::params::named!(UmapInit, "init": Spectral => "spectral", Random => "random");
 
 /// Where the `optimize` extension starts a new point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -48,25 +30,10 @@ pub enum OptimizeStart {
     Interpolation,
 }
 
-impl Named for OptimizeStart {
-    fn name(&self) -> &'static str {
-        match self {
-            OptimizeStart::WeightedMean => "weighted-mean",
-            OptimizeStart::Interpolation => "interpolation",
-        }
-    }
-    fn from_name(s: &str) -> Result<Self> {
-        validate::named(
-            "optimize_start",
-            s,
-            &[
-                ("weighted-mean", OptimizeStart::WeightedMean),
-                ("weighted_mean", OptimizeStart::WeightedMean),
-                ("interpolation", OptimizeStart::Interpolation),
-            ],
-        )
-    }
-}
+crate::model::params::named!(OptimizeStart, "optimize_start":
+    WeightedMean => "weighted-mean" | "weighted_mean",
+    Interpolation => "interpolation",
+);
 
 const N_NEIGHBORS: ParamSpec = ParamSpec::new(
     "n_neighbors",
@@ -115,7 +82,7 @@ const REPULSION_STRENGTH: ParamSpec = ParamSpec::new(
 const INIT: ParamSpec = ParamSpec::new(
     "init",
     "init",
-    Kind::Choice(&["spectral", "random"]),
+    Kind::Choice(UmapInit::NAMES),
     "Starting embedding: spectral (Laplacian eigenmaps of the fuzzy graph) or random.",
 );
 const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(

@@ -637,7 +637,7 @@ pub(crate) const LANDMARK_SPECS: [ParamSpec; 4] = [
     ParamSpec::new(
         "landmarks",
         "landmark-choice",
-        Kind::Choice(&Landmarks::NAMES),
+        Kind::Choice(Landmarks::NAMES),
         "How landmarks are chosen (on the sample).",
     ),
     ParamSpec::new(
