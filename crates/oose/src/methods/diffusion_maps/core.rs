@@ -278,6 +278,12 @@ impl DiffusionCore {
             && matches!(self.spec.sparsity, Sparsity::Knn(_)) == !self.radii2.is_empty()
             && self.residual.as_ref().is_none_or(|r| r.is_consistent(n))
     }
+
+    /// [`DiffusionCore::is_consistent`], with d + 1 eigenvalues and an N×d `embedding`:
+    /// what a fitted model of d components built on this core holds.
+    pub(crate) fn holds(&self, embedding: &StoredMat, d: usize) -> bool {
+        self.is_consistent() && self.values.len() == d + 1 && embedding.is_shape(self.n(), d)
+    }
 }
 
 /// An orthonormal basis of the eigenvalue-1 space of the normalised kernel of a graph

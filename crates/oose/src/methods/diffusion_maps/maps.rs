@@ -282,11 +282,7 @@ impl FittedDiffusionMaps {
     }
 
     pub(crate) fn is_consistent(&self) -> bool {
-        self.core.is_consistent()
-            && self.core.values.len() == self.params.n_components + 1
-            && self
-                .embedding
-                .is_shape(self.core.n(), self.params.n_components)
+        self.core.holds(&self.embedding, self.params.n_components)
     }
 }
 
