@@ -451,7 +451,7 @@ pub trait Named: Sized + Copy {
 /// `NAMES` (the shown names, in table order), and implements [`Named`]. `name` is a
 /// `match`: a variant left out of the table does not compile.
 ///
-/// ```ignore
+/// ```text
 /// named!(Density, "density": Training => "training", Union => "union");
 /// ```
 macro_rules! named {
@@ -545,6 +545,38 @@ mod tests {
         let k = ParamSpec::new("k", "knn", Kind::Int, "");
         let e = unknown.finish("isomap", &[k]).unwrap_err().to_string();
         assert!(e.contains("`kk`"), "{e}");
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Shade {
+        Light,
+        Dark,
+    }
+    named!(Shade, "shade": Light => "light" | "pale", Dark => "dark");
+
+    #[test]
+    fn a_named_table_gives_names_aliases_and_an_error_naming_the_parameter() {
+        assert_eq!(Shade::NAMES, ["light", "dark"]);
+        assert_eq!((Shade::Light.name(), Shade::Dark.name()), ("light", "dark"));
+        for (s, v) in [
+            ("light", Shade::Light),
+            ("pale", Shade::Light),
+            ("dark", Shade::Dark),
+        ] {
+            assert_eq!(Shade::from_name(s).unwrap(), v);
+            assert_eq!(<Shade as Named>::from_name(s).unwrap(), v);
+        }
+        let e = Shade::from_name("grey").unwrap_err().to_string();
+        assert!(
+            e.contains("shade") && e.contains("expected one of light, pale, dark, got \"grey\""),
+            "{e}"
+        );
+        // As a parameter: written by its shown name, read back.
+        let mut out = ParamList::new();
+        Shade::Light.put("shade", &Shade::Dark, &mut out);
+        assert_eq!(out, vec![("shade", Value::Str("light".into()))]);
+        let v = Values::new().with("shade", Value::Str("pale".into()));
+        assert_eq!(Shade::get(&v, "shade", &Shade::Dark).unwrap(), Shade::Light);
     }
 
     #[test]
