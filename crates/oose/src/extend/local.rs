@@ -29,6 +29,34 @@ use crate::linalg::small::{cholesky_in_place, cholesky_solve};
 use crate::neighbors::{knn, Neighbours};
 use faer::{Mat, MatRef};
 
+/// The rows of `new`, checked against the training points `x`, placed by [`interpolate`]
+/// from the first `kt` of their `k` nearest training points: those of `near` where the
+/// caller searched every row with at least `k`, else `search(k)`'s. Returns the
+/// neighbours too, for a method's `optimize` (t-SNE's and UMAP's `place`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn place(
+    x: MatRef<'_, f64>,
+    y: MatRef<'_, f64>,
+    new: MatRef<'_, f64>,
+    k: usize,
+    kt: usize,
+    eps0: f64,
+    near: Option<&Neighbours>,
+    search: impl FnOnce(usize) -> Neighbours,
+) -> crate::error::Result<(Neighbours, Extension)> {
+    crate::validate::columns("new points", new, x.ncols())?;
+    crate::validate::finite("new points", new)?;
+    let nbrs = match near {
+        Some((idx, dist)) if idx.len() == new.nrows() && idx.iter().all(|r| r.len() >= k) => (
+            idx.iter().map(|r| r[..k].to_vec()).collect(),
+            dist.iter().map(|r| r[..k].to_vec()).collect(),
+        ),
+        _ => search(k),
+    };
+    let placed = interpolate(x, y, new, &nbrs, kt, eps0);
+    Ok((nbrs, placed))
+}
+
 /// Extends the rows of `z` (already checked) from training points `x` with embedding `y`:
 /// from the first `k` of each row's nearest training points `nbrs` (nearest first).
 pub(crate) fn interpolate(

@@ -410,19 +410,17 @@ impl FittedTsne {
         strategy: Strategy,
         near: Option<&crate::neighbors::Neighbours>,
     ) -> Result<Extension> {
-        validate::columns("new points", new, self.x.ncols())?;
-        validate::finite("new points", new)?;
-        let (x, y) = (self.x.view(), self.embedding.view());
-        let kt = self.params.transform_neighbors;
-        let k = self.neighbours_for(strategy);
-        let nbrs = match near {
-            Some((idx, dist)) if idx.len() == new.nrows() && idx.iter().all(|r| r.len() >= k) => (
-                idx.iter().map(|r| r[..k].to_vec()).collect(),
-                dist.iter().map(|r| r[..k].to_vec()).collect(),
-            ),
-            _ => self.search(new, k),
-        };
-        let start = local::interpolate(x, y, new, &nbrs, kt, self.reliability_epsilon);
+        let y = self.embedding.view();
+        let (nbrs, start) = local::place(
+            self.x.view(),
+            y,
+            new,
+            self.neighbours_for(strategy),
+            self.params.transform_neighbors,
+            self.reliability_epsilon,
+            near,
+            |k| self.search(new, k),
+        )?;
         Ok(if strategy == Strategy::Optimize {
             let reference = self
                 .reference

@@ -400,19 +400,16 @@ impl FittedUmap {
         strategy: Strategy,
         near: Option<&Neighbours>,
     ) -> Result<Extension> {
-        validate::columns("new points", new, self.x.ncols())?;
-        validate::finite("new points", new)?;
-        let (x, y) = (self.x.view(), self.embedding.view());
-        let kt = self.params.transform_neighbors;
-        let k = self.neighbours_for(strategy);
-        let nbrs = match near {
-            Some((idx, dist)) if idx.len() == new.nrows() && idx.iter().all(|r| r.len() >= k) => (
-                idx.iter().map(|r| r[..k].to_vec()).collect(),
-                dist.iter().map(|r| r[..k].to_vec()).collect(),
-            ),
-            _ => self.search(new, k),
-        };
-        let mut ext = local::interpolate(x, y, new, &nbrs, kt, self.reliability_epsilon);
+        let (nbrs, mut ext) = local::place(
+            self.x.view(),
+            self.embedding.view(),
+            new,
+            self.neighbours_for(strategy),
+            self.params.transform_neighbors,
+            self.reliability_epsilon,
+            near,
+            |k| self.search(new, k),
+        )?;
         if strategy == Strategy::Optimize {
             self.optimize(new, &nbrs, &mut ext);
         }
