@@ -99,13 +99,7 @@ pub fn knn_brute(
     k: usize,
     exclude_self: bool,
 ) -> Neighbours {
-    knn_brute_with(super::Query {
-        queries,
-        points,
-        k,
-        exclude_self,
-        stoppable: false,
-    })
+    knn_brute_with(super::Query::new(queries, points, k, exclude_self))
 }
 
 /// [`knn_brute`], stoppable between blocks of queries (`super::knn_stoppable`).

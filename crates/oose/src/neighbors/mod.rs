@@ -34,14 +34,7 @@ pub fn knn(
     k: usize,
     exclude_self: bool,
 ) -> Neighbours {
-    Query {
-        queries,
-        points,
-        k,
-        exclude_self,
-        stoppable: false,
-    }
-    .search()
+    Query::new(queries, points, k, exclude_self).search()
 }
 
 /// [`knn`] inside a fit: a stop request ([`crate::progress::request_stop`], Ctrl-C) ends
@@ -54,11 +47,8 @@ pub(crate) fn knn_stoppable(
     exclude_self: bool,
 ) -> crate::error::Result<Neighbours> {
     let found = Query {
-        queries,
-        points,
-        k,
-        exclude_self,
         stoppable: true,
+        ..Query::new(queries, points, k, exclude_self)
     }
     .search();
     // A search that skipped work on a stop request is incomplete: never returned.
@@ -100,7 +90,23 @@ pub(crate) struct Query<'a> {
     pub(crate) stoppable: bool,
 }
 
-impl Query<'_> {
+impl<'a> Query<'a> {
+    /// A search that does not stop on a request.
+    pub(crate) fn new(
+        queries: MatRef<'a, f64>,
+        points: MatRef<'a, f64>,
+        k: usize,
+        exclude_self: bool,
+    ) -> Query<'a> {
+        Query {
+            queries,
+            points,
+            k,
+            exclude_self,
+            stoppable: false,
+        }
+    }
+
     /// A kd-tree in dimensions ≤ 16 (from 64 points), brute force otherwise.
     fn search(self) -> Neighbours {
         if (1..=kdtree::MAX_DIM).contains(&self.points.ncols()) && self.points.nrows() >= 64 {
