@@ -83,10 +83,8 @@ impl Directions {
         k: usize,
         candidates: usize,
     ) -> Option<(Directions, Vec<f64>)> {
-        let (n, w) = (x.nrows(), x.ncols());
-        let mean: Vec<f64> = (0..w)
-            .map(|c| (0..n).map(|i| x[(i, c)]).sum::<f64>() / n as f64)
-            .collect();
+        let w = x.ncols();
+        let mean = crate::linalg::center::column_means(x);
         let (units, mut norms) = all_units(x, &mean);
         let nearest: Vec<(Vec<usize>, f64)> = idx
             .iter()

@@ -3,6 +3,14 @@
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
+/// The mean of every column of `x` (each summed from the first row to the last).
+pub(crate) fn column_means(x: faer::MatRef<'_, f64>) -> Vec<f64> {
+    let n = x.nrows();
+    (0..x.ncols())
+        .map(|c| (0..n).map(|i| x[(i, c)]).sum::<f64>() / n as f64)
+        .collect()
+}
+
 /// The training means needed to centre any kernel row: mean_j K_ij for every i, and
 /// the grand mean of K.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

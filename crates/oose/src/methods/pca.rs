@@ -75,9 +75,7 @@ impl Pca {
         // The centred copy, its SVD factors and the span basis are N×D each; the
         // Gram matrix is min(N, D)² (the N×N route when D > N).
         memory::plan("PCA (copies of the N×D data)", 4, n, dim)?;
-        let mean: Vec<f64> = (0..dim)
-            .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
-            .collect();
+        let mean = crate::linalg::center::column_means(x);
         let xc = Mat::from_fn(n, dim, |i, j| x[(i, j)] - mean[j]);
         let svd = xc
             .thin_svd()

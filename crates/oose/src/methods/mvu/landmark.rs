@@ -39,9 +39,7 @@ const MAX_ROUNDS: usize = 30;
 /// over the whole set, its extremes included: the reconstruction then interpolates).
 pub(super) fn farthest_points(x: MatRef<'_, f64>, m: usize) -> Vec<usize> {
     let (n, dim) = (x.nrows(), x.ncols());
-    let mean: Vec<f64> = (0..dim)
-        .map(|c| (0..n).map(|i| x[(i, c)]).sum::<f64>() / n as f64)
-        .collect();
+    let mean = crate::linalg::center::column_means(x);
     let dist2 = |i: usize, z: &[f64]| -> f64 { (0..dim).map(|c| (x[(i, c)] - z[c]).powi(2)).sum() };
     let argmax = |d: &[f64]| {
         d.iter()
