@@ -325,31 +325,32 @@ impl Novelty {
         crate::validate::columns("new rows", new, self.width())?;
         let m = new.nrows();
         let wanted = self.search_neighbours();
+        // Each row's neighbours: borrowed from the caller's search where it searched,
+        // else from this search.
+        let own: crate::neighbors::Neighbours;
         let (idx, dist) = match (self.reference, near) {
-            (Reference::Points, Some((idx, dist))) => (
-                idx.iter()
-                    .map(|r| r[..wanted.min(r.len())].to_vec())
-                    .collect(),
-                dist.iter()
-                    .map(|r| r[..wanted.min(r.len())].to_vec())
-                    .collect(),
-            ),
-            (Reference::Points, None) => knn(new, self.points.view(), wanted, false),
+            (Reference::Points, Some(found)) => found,
+            (Reference::Points, None) => {
+                own = knn(new, self.points.view(), wanted, false);
+                &own
+            }
             (Reference::Distances | Reference::SquaredDistances, _) => {
                 let squared = self.reference == Reference::SquaredDistances;
-                (0..m)
+                own = (0..m)
                     .map(|i| nearest_in_row(new.row(i).iter().copied(), squared, self.k, None))
-                    .unzip()
+                    .unzip();
+                &own
             }
         };
         let k = self.k;
         // Rows in parallel: each row's score is its own, in any order.
         let novelty: Vec<f64> = idx
             .par_iter()
-            .zip(&dist)
+            .zip(dist)
             .enumerate()
             .with_min_len(256)
             .map(|(i, (nb, d))| {
+                let nb = &nb[..wanted.min(nb.len())];
                 let k = k.min(nb.len());
                 let e = score_of(mean(&d[..k]), &nb[..k], &self.spread, self.typical_spread);
                 match &self.directions {
