@@ -8,7 +8,6 @@
 //! they are diagnostics for moderate sizes, not for streaming.
 
 use crate::error::{Error, Result};
-use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::pivoted_cholesky;
 use crate::validate;
@@ -57,13 +56,7 @@ fn nystrom(kernel: &Kernel, x: MatRef<'_, f64>, a: MatRef<'_, f64>, tol: f64) ->
     let chol = pivoted_cholesky(kx.as_ref(), tol);
     let r = chol.rank();
     let s = Mat::from_fn(r, x.ncols(), |i, j| x[(chol.pivots[i], j)]);
-    let kas = k.block(
-        s.as_ref(),
-        &row_sq_norms(s.as_ref()),
-        a,
-        &row_sq_norms(a),
-        Par::rayon(0),
-    );
+    let kas = k.block_between(s.as_ref(), a, Par::rayon(0));
     let mut features = kas;
     solve_lower_triangular_in_place(chol.l(), features.as_mut(), Par::rayon(0));
     let gram = k.gram(a, Par::rayon(0));

@@ -44,6 +44,20 @@ pub fn sq_distances(
     g
 }
 
+/// [`sq_distances`] computing the squared norms itself.
+///
+/// ```
+/// use oose::faer::{mat, Par};
+/// use oose::kernel::distance::sq_distances_between;
+/// let a = mat![[0.0, 0.0], [1.0, 1.0]];
+/// let b = mat![[3.0, 4.0]];
+/// let d = sq_distances_between(a.as_ref(), b.as_ref(), Par::Seq);
+/// assert_eq!((d[(0, 0)], d[(1, 0)]), (25.0, 13.0));
+/// ```
+pub fn sq_distances_between(a: MatRef<'_, f64>, b: MatRef<'_, f64>, par: Par) -> Mat<f64> {
+    sq_distances(a, &row_sq_norms(a), b, &row_sq_norms(b), par)
+}
+
 /// Turns column `j` of −2·A·Bᵀ into squared distances ||a_i − b_j||².
 ///
 /// The GEMM formula loses ~eps·scale absolutely; for near pairs that is a large relative
@@ -173,13 +187,7 @@ mod tests {
     fn matches_direct_formula_and_is_clamped() {
         let a = Mat::from_fn(7, 3, |i, j| ((i * 3 + j) as f64).sin() * 10.0);
         let b = Mat::from_fn(5, 3, |i, j| ((i + 2 * j) as f64).cos());
-        let d = sq_distances(
-            a.as_ref(),
-            &row_sq_norms(a.as_ref()),
-            b.as_ref(),
-            &row_sq_norms(b.as_ref()),
-            Par::Seq,
-        );
+        let d = sq_distances_between(a.as_ref(), b.as_ref(), Par::Seq);
         for i in 0..7 {
             for j in 0..5 {
                 let direct: f64 = (0..3).map(|k| (a[(i, k)] - b[(j, k)]).powi(2)).sum();
@@ -204,13 +212,7 @@ mod tests {
         let s = self_sq_distances(a.as_ref(), Par::Seq);
         let want = 3.0 * h * h;
         assert_eq!(s[(0, 1)], want);
-        let d = sq_distances(
-            a.as_ref(),
-            &row_sq_norms(a.as_ref()),
-            a.as_ref(),
-            &row_sq_norms(a.as_ref()),
-            Par::Seq,
-        );
+        let d = sq_distances_between(a.as_ref(), a.as_ref(), Par::Seq);
         assert_eq!(d[(0, 0)], 0.0);
     }
 
@@ -218,13 +220,7 @@ mod tests {
     fn identical_far_points_are_not_negative() {
         // Large norms make the GEMM formula cancel: the clamp keeps the result ≥ 0.
         let a = Mat::from_fn(3, 2, |_, j| 1e8 + j as f64 * 1e-3);
-        let s = sq_distances(
-            a.as_ref(),
-            &row_sq_norms(a.as_ref()),
-            a.as_ref(),
-            &row_sq_norms(a.as_ref()),
-            Par::Seq,
-        );
+        let s = sq_distances_between(a.as_ref(), a.as_ref(), Par::Seq);
         for i in 0..3 {
             for j in 0..3 {
                 assert!(s[(i, j)] >= 0.0);

@@ -384,6 +384,20 @@ impl Kernel {
         self.value(0.0, sq)
     }
 
+    /// [`Kernel::block`] computing the squared norms itself.
+    ///
+    /// ```
+    /// use oose::faer::{mat, Par};
+    /// use oose::kernel::Kernel;
+    /// let a = mat![[0.0, 0.0], [1.0, 0.0]];
+    /// let k = Kernel::gaussian(2.0).block_between(a.as_ref(), a.as_ref(), Par::Seq);
+    /// assert_eq!(k[(0, 0)], 1.0);
+    /// assert!((k[(0, 1)] - (-0.5f64).exp()).abs() < 1e-15);
+    /// ```
+    pub fn block_between(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>, par: Par) -> Mat<f64> {
+        self.block(a, &row_sq_norms(a), b, &row_sq_norms(b), par)
+    }
+
     /// The kernel block [k(a_i, b_j)] given the rows and their squared norms.
     /// The kernel must be resolved and not `Precomputed`.
     pub fn block(
@@ -529,13 +543,7 @@ mod tests {
         let a = Mat::from_fn(9, 3, |i, j| ((i * 7 + j * 3) as f64 * 0.37).sin());
         let b = Mat::from_fn(6, 3, |i, j| ((i * 5 + j) as f64 * 0.71).cos());
         for k in all_kernels() {
-            let m = k.block(
-                a.as_ref(),
-                &row_sq_norms(a.as_ref()),
-                b.as_ref(),
-                &row_sq_norms(b.as_ref()),
-                Par::Seq,
-            );
+            let m = k.block_between(a.as_ref(), b.as_ref(), Par::Seq);
             for i in 0..9 {
                 for j in 0..6 {
                     let xi: Vec<f64> = (0..3).map(|c| a[(i, c)]).collect();

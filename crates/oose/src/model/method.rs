@@ -440,10 +440,35 @@ macro_rules! fitted_basics {
 /// `self.x`; the strategies `interpolation` (default) and `optimize`, placed by the
 /// inherent `place(new, strategy, near)` after a search by `search(new, k)` for
 /// `neighbours_for(strategy)` neighbours; the novelty score from the fit's kNN graph
-/// (`self.fit_novelty`), else fitted on `self.x`.
+/// (`self.fit_novelty`), else fitted on `self.x`. `(out_of_sample Fitted)` gives their
+/// `OutOfSample` (embedding `self.embedding`, `interpolation`).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! neighbour_embedding_fitted {
+    (out_of_sample $fitted:ty) => {
+        impl $crate::methods::OutOfSample for $fitted {
+            fn embedding(&self) -> faer::MatRef<'_, f64> {
+                self.embedding.view()
+            }
+
+            /// `interpolation`: the weighted geometric median of the nearest training
+            /// points' positions (the method's module documentation); `residual` is the
+            /// local power function P²(z) ∈ [0, 1] at the training data's scale (0 on
+            /// training points, near 1 away from the data), `reconstruction_error` the
+            /// distance to the nearest training point in units of the training data's
+            /// typical neighbour distance √ε₀.
+            fn extend(
+                &self,
+                new: faer::MatRef<'_, f64>,
+            ) -> $crate::Result<$crate::extend::Extension> {
+                self.place(new, $crate::extend::Strategy::Interpolation, None)
+            }
+
+            fn input_width(&self) -> usize {
+                self.x.ncols()
+            }
+        }
+    };
     ($method:ty) => {
         fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
             Some(self.x.view())

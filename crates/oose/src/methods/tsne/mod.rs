@@ -29,7 +29,6 @@ use crate::error::{Error, Result};
 use crate::extend::{local, Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
-use crate::methods::OutOfSample;
 use crate::model::method::Fitted;
 use crate::model::specs::fmt_list;
 use crate::neighbors::{knn_graph, knn_stoppable, GraphMethod, Neighbours, TrainingSearch};
@@ -443,24 +442,7 @@ impl FittedTsne {
     }
 }
 
-impl OutOfSample for FittedTsne {
-    fn embedding(&self) -> MatRef<'_, f64> {
-        self.embedding.view()
-    }
-
-    /// The inverse-distance weighted geometric median of the nearest training points'
-    /// positions (see the module documentation): `residual` is the local power function P²(z) ∈ [0, 1]
-    /// at the training data's scale (0 on training points, near 1 away from the data),
-    /// `reconstruction_error` the distance to the nearest training point in units of the
-    /// training data's typical neighbour distance √ε₀.
-    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
-        self.place(new, Strategy::Interpolation, None)
-    }
-
-    fn input_width(&self) -> usize {
-        self.x.ncols()
-    }
-}
+crate::neighbour_embedding_fitted!(out_of_sample FittedTsne);
 
 impl Fitted for FittedTsne {
     crate::neighbour_embedding_fitted!(Tsne);

@@ -29,7 +29,6 @@ use crate::error::{Error, Result};
 use crate::extend::{local, Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
-use crate::methods::OutOfSample;
 use crate::model::method::Fitted;
 use crate::neighbors::{
     knn_graph, knn_stoppable, row_hash, GraphMethod, Neighbours, TrainingSearch,
@@ -498,23 +497,7 @@ impl FittedUmap {
     }
 }
 
-impl OutOfSample for FittedUmap {
-    fn embedding(&self) -> MatRef<'_, f64> {
-        self.embedding.view()
-    }
-
-    /// `interpolation`: the weighted geometric median of the nearest training points'
-    /// positions (module documentation); `residual` is the local power function P²(z) ∈
-    /// [0, 1] at the training data's scale, `reconstruction_error` the distance to the
-    /// nearest training point in units of the training data's neighbour distance √ε₀.
-    fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
-        self.place(new, Strategy::Interpolation, None)
-    }
-
-    fn input_width(&self) -> usize {
-        self.x.ncols()
-    }
-}
+crate::neighbour_embedding_fitted!(out_of_sample FittedUmap);
 
 impl Fitted for FittedUmap {
     crate::neighbour_embedding_fitted!(Umap);

@@ -263,16 +263,25 @@ impl Brute {
     }
 }
 
+/// The three single queries of [`Search`], each a [`Visit`] passed to the structure's
+/// own traversal `$walk(q, visitor)`.
+macro_rules! queries_by {
+    ($walk:ident) => {
+        fn within(&self, q: &[f64], r2: f64, out: &mut Vec<(u32, f64)>) {
+            self.$walk(q, &mut Within { r2, out });
+        }
+        fn nearest(&self, q: &[f64], k: usize, balls: bool, s: &mut Scratch) {
+            self.$walk(q, &mut Nearest { k, balls, s });
+        }
+        fn containing(&self, q: &[f64], out: &mut Vec<(u32, f64)>) {
+            self.$walk(q, &mut Containing { out });
+        }
+    };
+}
+use queries_by;
+
 impl Search for Brute {
-    fn within(&self, q: &[f64], r2: f64, out: &mut Vec<(u32, f64)>) {
-        self.scan(q, &mut Within { r2, out });
-    }
-    fn nearest(&self, q: &[f64], k: usize, balls: bool, s: &mut Scratch) {
-        self.scan(q, &mut Nearest { k, balls, s });
-    }
-    fn containing(&self, q: &[f64], out: &mut Vec<(u32, f64)>) {
-        self.scan(q, &mut Containing { out });
-    }
+    queries_by!(scan);
     fn grouped(&self) -> Option<&dyn Grouped> {
         None
     }

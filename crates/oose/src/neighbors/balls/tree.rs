@@ -283,15 +283,7 @@ impl<const D: usize> Tree<D> {
 }
 
 impl<const D: usize> Search for Tree<D> {
-    fn within(&self, q: &[f64], r2: f64, out: &mut Vec<(u32, f64)>) {
-        self.query(q, &mut Within { r2, out });
-    }
-    fn nearest(&self, q: &[f64], k: usize, balls: bool, s: &mut Scratch) {
-        self.query(q, &mut Nearest { k, balls, s });
-    }
-    fn containing(&self, q: &[f64], out: &mut Vec<(u32, f64)>) {
-        self.query(q, &mut Containing { out });
-    }
+    super::queries_by!(query);
     fn grouped(&self) -> Option<&dyn Grouped> {
         (!self.pts.is_empty()).then_some(self as &dyn Grouped)
     }
