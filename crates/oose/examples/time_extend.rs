@@ -1,6 +1,9 @@
 //! Median time of `Model::extend` inside Rust, for the Python-overhead benchmark
 //! (benches/python_overhead.py): `time_extend MODEL POINTS NCOLS REPEATS`, POINTS being
-//! raw little-endian f64 values, row-major. Prints the median in seconds.
+//! raw little-endian f64 values, row-major. Prints the median in seconds. With
+//! `TIME_EXTEND_OUT=FILE`, also writes the extension's coordinates (row-major), residual
+//! and reconstruction error as raw little-endian f64 values (to compare builds bit for
+//! bit).
 use oose::faer::MatRef;
 use oose::methods::OutOfSample;
 use oose::model::Model;
@@ -30,6 +33,16 @@ fn main() {
             t.elapsed().as_secs_f64()
         })
         .collect();
+    if let Ok(path) = std::env::var("TIME_EXTEND_OUT") {
+        let e = model.extend(z).expect("extension");
+        let c = &e.coordinates;
+        let values = (0..c.nrows())
+            .flat_map(|i| (0..c.ncols()).map(move |j| c[(i, j)]))
+            .chain(e.residual.iter().copied())
+            .chain(e.reconstruction_error.iter().copied());
+        let bytes: Vec<u8> = values.flat_map(f64::to_le_bytes).collect();
+        std::fs::write(path, bytes).expect("output file");
+    }
     times.sort_by(f64::total_cmp);
     println!("{:.9}", times[repeats / 2]);
 }

@@ -26,23 +26,23 @@
 
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::small::{cholesky_in_place, cholesky_solve};
-use crate::neighbors::{knn, Neighbours};
+use crate::neighbors::{knn, Neighbours, TrainingSearch};
 use faer::{Mat, MatRef};
 
 /// The rows of `new`, checked against the training points `x`, placed by [`interpolate`]
 /// from the first `kt` of their `k` nearest training points: those of `near` where the
-/// caller searched every row with at least `k`, else `search(k)`'s. Returns the
-/// neighbours too, for a method's `optimize` (t-SNE's and UMAP's `place`).
+/// caller searched every row with at least `k`, else `search`'s (its walk seeded by
+/// `seed`). Returns the neighbours too, for a method's `optimize` (t-SNE's and UMAP's
+/// `place`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn place(
-    x: MatRef<'_, f64>,
+    (x, search, seed): (MatRef<'_, f64>, &TrainingSearch, u64),
     y: MatRef<'_, f64>,
     new: MatRef<'_, f64>,
     k: usize,
     kt: usize,
     eps0: f64,
     near: Option<&Neighbours>,
-    search: impl FnOnce(usize) -> Neighbours,
 ) -> crate::error::Result<(Neighbours, Extension)> {
     crate::validate::columns("new points", new, x.ncols())?;
     crate::validate::finite("new points", new)?;
@@ -51,16 +51,40 @@ pub(crate) fn place(
             idx.iter().map(|r| r[..k].to_vec()).collect(),
             dist.iter().map(|r| r[..k].to_vec()).collect(),
         ),
-        _ => search(k),
+        _ => search.search(x, new, k, seed),
     };
-    let placed = interpolate(x, y, new, &nbrs, kt, eps0);
+    let rows = match search.row_major() {
+        Some(copy) => Rows::Copy(copy),
+        None => Rows::Matrix(x),
+    };
+    let placed = interpolate(rows, y, new, &nbrs, kt, eps0);
     Ok((nbrs, placed))
+}
+
+/// The training points' rows: the search's row-major copy where it has one (a row is
+/// contiguous, and the walk has just read the neighbours' rows), else the matrix.
+#[derive(Clone, Copy)]
+pub(crate) enum Rows<'a> {
+    Copy(&'a [f64]),
+    Matrix(MatRef<'a, f64>),
+}
+
+impl Rows<'_> {
+    /// Appends the rows `nb` (of width `dim`) to `out`, row after row.
+    fn gather(&self, nb: &[usize], dim: usize, out: &mut Vec<f64>) {
+        for &i in nb {
+            match self {
+                Rows::Copy(c) => out.extend_from_slice(&c[i * dim..(i + 1) * dim]),
+                Rows::Matrix(x) => out.extend((0..dim).map(|c| x[(i, c)])),
+            }
+        }
+    }
 }
 
 /// Extends the rows of `z` (already checked) from training points `x` with embedding `y`:
 /// from the first `k` of each row's nearest training points `nbrs` (nearest first).
 pub(crate) fn interpolate(
-    x: MatRef<'_, f64>,
+    x: Rows<'_>,
     y: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
     nbrs: &Neighbours,
@@ -90,7 +114,7 @@ pub(crate) fn interpolate(
             for col in 0..d {
                 coords[(r, col)] = pos[col];
             }
-            power.push(power_function(x, nb, ds, eps0));
+            power.push(power_function(x, z.ncols(), nb, ds, eps0));
             relative.push(ds[0] / eps0.sqrt());
         }
         Ok(Extension {
@@ -113,18 +137,26 @@ const WEISZFELD_STEPS: usize = 100;
 /// (‖Σ_{b≠a} w_b (y_b − y_a)/‖y_b − y_a‖‖ ≤ w_a); otherwise the iteration steps off it.
 fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
     let d = y.ncols();
-    let pts: Vec<Vec<f64>> = nb
-        .iter()
-        .map(|&i| (0..d).map(|c| y[(i, c)]).collect())
-        .collect();
+    // The neighbours' positions, row after row; the loop below allocates nothing.
+    let mut pts = Vec::with_capacity(nb.len() * d);
+    for &i in nb {
+        pts.extend((0..d).map(|c| y[(i, c)]));
+    }
+    let pt = |a: usize| &pts[a * d..(a + 1) * d];
     let total: f64 = w.iter().sum();
     let mut cur: Vec<f64> = (0..d)
-        .map(|c| pts.iter().zip(w).map(|(p, wi)| wi * p[c]).sum::<f64>() / total)
+        .map(|c| {
+            (0..nb.len())
+                .zip(w)
+                .map(|(a, wi)| wi * pt(a)[c])
+                .sum::<f64>()
+                / total
+        })
         .collect();
-    let spread = pts
-        .iter()
-        .map(|p| {
-            p.iter()
+    let spread = (0..nb.len())
+        .map(|a| {
+            pt(a)
+                .iter()
                 .zip(&cur)
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0, f64::max)
@@ -138,11 +170,14 @@ fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
             .sum::<f64>()
             .sqrt()
     };
+    let mut num = vec![0.0; d];
+    let mut next = vec![0.0; d];
     for _ in 0..WEISZFELD_STEPS {
-        let mut num = vec![0.0; d];
+        num.fill(0.0);
         let mut den = 0.0;
         let mut on = None;
-        for (a, (p, wi)) in pts.iter().zip(w).enumerate() {
+        for (a, wi) in w.iter().enumerate() {
+            let p = pt(a);
             let r = dist(p, &cur);
             if r <= tiny {
                 on = Some(a);
@@ -157,14 +192,14 @@ fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
             // The pull of the others at y_a: R = Σ_{b≠a} w_b (y_b − y_a)/‖y_b − y_a‖.
             let pull: Vec<f64> = (0..d)
                 .map(|c| {
-                    pts.iter()
-                        .zip(w)
+                    w.iter()
                         .enumerate()
                         .filter(|(b, _)| *b != a)
-                        .map(|(_, (p, wi))| {
-                            let r = dist(p, &pts[a]);
+                        .map(|(b, wi)| {
+                            let p = pt(b);
+                            let r = dist(p, pt(a));
                             if r > tiny {
-                                wi * (p[c] - pts[a][c]) / r
+                                wi * (p[c] - pt(a)[c]) / r
                             } else {
                                 0.0
                             }
@@ -174,19 +209,20 @@ fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
                 .collect();
             let pull_norm = pull.iter().map(|v| v * v).sum::<f64>().sqrt();
             if pull_norm <= w[a] || den == 0.0 {
-                return pts[a].clone();
+                return pt(a).to_vec();
             }
             // Step off the vertex towards the pull (Vardi–Zhang).
             let t = (pull_norm - w[a]) / den;
-            let next: Vec<f64> = (0..d)
-                .map(|c| pts[a][c] + t * pull[c] / pull_norm)
-                .collect();
-            cur = next;
+            for c in 0..d {
+                cur[c] = pt(a)[c] + t * pull[c] / pull_norm;
+            }
             continue;
         }
-        let next: Vec<f64> = num.iter().map(|v| v / den).collect();
+        for (nx, v) in next.iter_mut().zip(&num) {
+            *nx = v / den;
+        }
         let step = dist(&next, &cur);
-        cur = next;
+        std::mem::swap(&mut cur, &mut next);
         if step <= tiny {
             break;
         }
@@ -194,24 +230,27 @@ fn geometric_median(y: MatRef<'_, f64>, nb: &[usize], w: &[f64]) -> Vec<f64> {
     cur
 }
 
-/// The power function 1 − k_zᵀK⁻¹k_z of the Gaussian kernel exp(−r²/ε) on the neighbours.
-fn power_function(x: MatRef<'_, f64>, nb: &[usize], ds: &[f64], eps: f64) -> f64 {
+/// The power function 1 − k_zᵀK⁻¹k_z of the Gaussian kernel exp(−r²/ε) on the neighbours
+/// (rows `nb` of width `dim` of `x`).
+fn power_function(x: Rows<'_>, dim: usize, nb: &[usize], ds: &[f64], eps: f64) -> f64 {
     let kz: Vec<f64> = ds.iter().map(|v| (-v * v / eps).exp()).collect();
-    let l = cholesky_jittered(&gaussian_gram(x, nb, eps), nb.len(), 0.0);
+    let l = cholesky_jittered(&gaussian_gram(x, dim, nb, eps), nb.len(), 0.0);
     let c = cholesky_solve(&l, nb.len(), &kz);
     let p2 = 1.0 - kz.iter().zip(&c).map(|(a, b)| a * b).sum::<f64>();
     p2.clamp(0.0, 1.0)
 }
 
-/// The Gaussian kernel matrix exp(−r²/ε) (row-major, k×k) of the rows `nb` of `x`.
-fn gaussian_gram(x: MatRef<'_, f64>, nb: &[usize], eps: f64) -> Vec<f64> {
+/// The Gaussian kernel matrix exp(−r²/ε) (row-major, k×k) of the rows `nb` (of width
+/// `dim`) of `x`.
+fn gaussian_gram(x: Rows<'_>, dim: usize, nb: &[usize], eps: f64) -> Vec<f64> {
     let k = nb.len();
+    let mut rows = Vec::with_capacity(k * dim);
+    x.gather(nb, dim, &mut rows);
     let mut base = vec![0.0; k * k];
     for a in 0..k {
         for b in 0..a {
-            let d2: f64 = (0..x.ncols())
-                .map(|c| (x[(nb[a], c)] - x[(nb[b], c)]).powi(2))
-                .sum();
+            let (ra, rb) = (&rows[a * dim..(a + 1) * dim], &rows[b * dim..(b + 1) * dim]);
+            let d2: f64 = (0..dim).map(|c| (ra[c] - rb[c]).powi(2)).sum();
             let v = (-d2 / eps).exp();
             base[a * k + b] = v;
             base[b * k + a] = v;
@@ -323,7 +362,7 @@ pub(crate) fn preimage(
                 let kq: Vec<f64> = ds.iter().map(|v| (-v * v / eps).exp()).collect();
                 // The smallest ridge of 0, 1e-6, 4e-6, … that keeps Σ|u| ≤ 2 (as λ
                 // grows u tends to 1/k, Σ|u| to 1).
-                let gram = gaussian_gram(y, nb, eps);
+                let gram = gaussian_gram(Rows::Matrix(y), y.ncols(), nb, eps);
                 let mut lambda = 0.0;
                 let (u, mu) = loop {
                     let l = cholesky_jittered(&gram, k, lambda);
@@ -367,6 +406,31 @@ pub(crate) fn preimage(
 mod tests {
     use super::*;
     use crate::neighbors::knn;
+
+    #[test]
+    fn interpolation_from_a_row_major_copy_is_bitwise_the_matrix_one() {
+        let mut rng = crate::rng::Rng::new(11);
+        let x = Mat::from_fn(200, 7, |_, _| rng.normal());
+        let y = Mat::from_fn(200, 2, |_, _| rng.normal());
+        let z = Mat::from_fn(40, 7, |_, _| rng.normal());
+        let nbrs = knn(z.as_ref(), x.as_ref(), 10, false);
+        let copy: Vec<f64> = (0..200 * 7).map(|t| x[(t / 7, t % 7)]).collect();
+        let eps = training_scale(&knn(x.as_ref(), x.as_ref(), 10, true).1, 10);
+        let a = interpolate(
+            Rows::Matrix(x.as_ref()),
+            y.as_ref(),
+            z.as_ref(),
+            &nbrs,
+            10,
+            eps,
+        );
+        let b = interpolate(Rows::Copy(&copy), y.as_ref(), z.as_ref(), &nbrs, 10, eps);
+        assert_eq!(a.coordinates, b.coordinates);
+        let bits = |v: &[f64]| v.iter().map(|p| p.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a.residual), bits(&b.residual));
+        assert!(a.residual.iter().all(|&p| p > 0.0 && p <= 1.0));
+        assert_eq!(bits(&a.reconstruction_error), bits(&b.reconstruction_error));
+    }
 
     #[test]
     fn the_preimage_returns_training_points_and_its_power_function_grows_away() {

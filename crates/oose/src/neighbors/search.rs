@@ -392,6 +392,13 @@ impl TrainingSearch {
         index.search(new, k)
     }
 
+    /// The training points row after row, where the walk's index has been built (its
+    /// copy of the rows; a row is contiguous there, and recently walked rows are in
+    /// cache).
+    pub(crate) fn row_major(&self) -> Option<&[f64]> {
+        self.index.0.get().map(|g| g.x.as_slice())
+    }
+
     /// Whether the stored lists fit `n` training points.
     pub fn is_consistent(&self, n: usize) -> bool {
         self.graph.is_empty()

@@ -411,14 +411,13 @@ impl FittedTsne {
     ) -> Result<Extension> {
         let y = self.embedding.view();
         let (nbrs, start) = local::place(
-            self.x.view(),
+            (self.x.view(), &self.search, self.params.seed),
             y,
             new,
             self.neighbours_for(strategy),
             self.params.transform_neighbors,
             self.reliability_epsilon,
             near,
-            |k| self.search(new, k),
         )?;
         Ok(if strategy == Strategy::Optimize {
             let reference = self

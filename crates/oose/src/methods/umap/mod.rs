@@ -400,14 +400,13 @@ impl FittedUmap {
         near: Option<&Neighbours>,
     ) -> Result<Extension> {
         let (nbrs, mut ext) = local::place(
-            self.x.view(),
+            (self.x.view(), &self.search, self.params.seed),
             self.embedding.view(),
             new,
             self.neighbours_for(strategy),
             self.params.transform_neighbors,
             self.reliability_epsilon,
             near,
-            |k| self.search(new, k),
         )?;
         if strategy == Strategy::Optimize {
             self.optimize(new, &nbrs, &mut ext);
