@@ -436,6 +436,33 @@ macro_rules! fitted_basics {
     };
 }
 
+/// `OutOfSample` for a fitted type that holds its training points `x` and its
+/// `embedding` (both `StoredMat`): `extend` is the expression given, of `self` and
+/// `new`, documented by the string given.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! stored_out_of_sample {
+    ($fitted:ty, $doc:literal, |$this:ident, $new:ident| $extend:expr) => {
+        impl $crate::methods::OutOfSample for $fitted {
+            fn embedding(&self) -> faer::MatRef<'_, f64> {
+                self.embedding.view()
+            }
+
+            #[doc = $doc]
+            fn extend(
+                &$this,
+                $new: faer::MatRef<'_, f64>,
+            ) -> $crate::Result<$crate::extend::Extension> {
+                $extend
+            }
+
+            fn input_width(&self) -> usize {
+                self.x.ncols()
+            }
+        }
+    };
+}
+
 /// The `Fitted` items shared by the neighbour embeddings (t-SNE, UMAP): training points
 /// `self.x`; the strategies `interpolation` (default) and `optimize`, placed by the
 /// inherent `place(new, strategy, near)` after a search by `search(new, k)` for
@@ -446,28 +473,15 @@ macro_rules! fitted_basics {
 #[doc(hidden)]
 macro_rules! neighbour_embedding_fitted {
     (out_of_sample $fitted:ty) => {
-        impl $crate::methods::OutOfSample for $fitted {
-            fn embedding(&self) -> faer::MatRef<'_, f64> {
-                self.embedding.view()
-            }
-
-            /// `interpolation`: the weighted geometric median of the nearest training
-            /// points' positions (the method's module documentation); `residual` is the
-            /// local power function P²(z) ∈ [0, 1] at the training data's scale (0 on
-            /// training points, near 1 away from the data), `reconstruction_error` the
-            /// distance to the nearest training point in units of the training data's
-            /// typical neighbour distance √ε₀.
-            fn extend(
-                &self,
-                new: faer::MatRef<'_, f64>,
-            ) -> $crate::Result<$crate::extend::Extension> {
-                self.place(new, $crate::extend::Strategy::Interpolation, None)
-            }
-
-            fn input_width(&self) -> usize {
-                self.x.ncols()
-            }
-        }
+        $crate::stored_out_of_sample!(
+            $fitted,
+            "`interpolation`: the weighted geometric median of the nearest training points' \
+             positions (the method's module documentation); `residual` is the local power \
+             function P²(z) ∈ [0, 1] at the training data's scale (0 on training points, near \
+             1 away from the data), `reconstruction_error` the distance to the nearest \
+             training point in units of the training data's typical neighbour distance √ε₀.",
+            |self, new| self.place(new, $crate::extend::Strategy::Interpolation, None)
+        );
     };
     ($method:ty) => {
         fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {

@@ -355,15 +355,12 @@ impl LocallyLinearEmbedding {
 /// and maximum variance unfolding's.
 macro_rules! barycentric_out_of_sample {
     ($fitted:ty) => {
-        impl $crate::methods::OutOfSample for $fitted {
-            fn embedding(&self) -> faer::MatRef<'_, f64> {
-                self.embedding.view()
-            }
-
-            fn extend(
-                &self,
-                new: faer::MatRef<'_, f64>,
-            ) -> $crate::Result<$crate::extend::Extension> {
+        $crate::stored_out_of_sample!(
+            $fitted,
+            "The barycentric extension (maths §14): the weights that reconstruct each new \
+             point from its nearest training points, applied to their embedding; the \
+             reconstruction error per point as the reliability.",
+            |self, new| {
                 $crate::validate::columns("new points", new, self.x.ncols())?;
                 $crate::validate::finite("new points", new)?;
                 $crate::methods::lle::barycentric_extension(
@@ -374,11 +371,7 @@ macro_rules! barycentric_out_of_sample {
                     new,
                 )
             }
-
-            fn input_width(&self) -> usize {
-                self.x.ncols()
-            }
-        }
+        );
     };
 }
 pub(crate) use barycentric_out_of_sample;
