@@ -236,20 +236,9 @@ impl GraphIndex {
         stamp[i as usize] = r;
         let c = Cand(Self::distance::<AVX>(z, self.point(i)), i);
         if pool.len() < ef || c < pool[pool.len() - 1].0 {
-            // Insertion from the back (the place `partition_point` would find: no two
-            // entries are equal, their indices differ), shifting the worse entries by
-            // one, the last dropped when the list is full.
-            let mut at = pool.len();
-            if at < ef {
-                pool.push((c, false));
-            } else {
-                at -= 1;
-            }
-            while at > 0 && c < pool[at - 1].0 {
-                pool[at] = pool[at - 1];
-                at -= 1;
-            }
-            pool[at] = (c, false);
+            let at = pool.partition_point(|e| e.0 < c);
+            pool.insert(at, (c, false));
+            pool.truncate(ef);
             *first = (*first).min(at);
             // Its edges' offset, for when it is expanded.
             prefetch_line(&self.offsets[i as usize]);
