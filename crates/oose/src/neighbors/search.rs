@@ -177,12 +177,14 @@ impl GraphIndex {
         let (a, b, cell) = self.order;
         let key = |q: usize| ((queries[(q, a)] / cell).floor(), queries[(q, b)]);
         let mut order: Vec<usize> = (0..queries.nrows()).collect();
-        order.sort_by(|&p, &q| {
-            let (kp, kq) = (key(p), key(q));
-            kp.0.total_cmp(&kq.0)
-                .then(kp.1.total_cmp(&kq.1))
-                .then(p.cmp(&q))
-        });
+        if w > 0 {
+            order.sort_by(|&p, &q| {
+                let (kp, kq) = (key(p), key(q));
+                kp.0.total_cmp(&kq.0)
+                    .then(kp.1.total_cmp(&kq.1))
+                    .then(p.cmp(&q))
+            });
+        }
         // Blocks of 256 rows: each block allocates its visit stamps once.
         let found: Vec<(Vec<usize>, Vec<f64>)> = order
             .par_iter()
@@ -529,6 +531,11 @@ mod tests {
         let flat = Mat::from_fn(50, 3, |i, c| if c == 1 { 2.0 } else { i as f64 });
         assert_eq!(batch_order(flat.as_ref()).0, 0);
         assert_eq!(batch_order(Mat::<f64>::zeros(4, 1).as_ref()), (0, 0, 1.0));
+        // Rows without columns: no column to order by, every training row at distance 0.
+        let lists: Vec<Vec<usize>> = (0..6).map(|i| vec![(i + 1) % 6]).collect();
+        let none = GraphIndex::new(Mat::<f64>::zeros(6, 0).as_ref(), &lists, 1);
+        let (idx, dist) = none.search(Mat::<f64>::zeros(3, 0).as_ref(), 2);
+        assert_eq!((idx.len(), dist), (3, vec![vec![0.0, 0.0]; 3]));
     }
 
     /// The training points an index holds, as a matrix.
