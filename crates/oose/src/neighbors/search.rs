@@ -527,7 +527,7 @@ mod tests {
                 "row {i}"
             );
         }
-        // A constant column, a single column and a single row still give an order.
+        // A constant column among others, and a single constant column, still give one.
         let flat = Mat::from_fn(50, 3, |i, c| if c == 1 { 2.0 } else { i as f64 });
         assert_eq!(batch_order(flat.as_ref()).0, 0);
         assert_eq!(batch_order(Mat::<f64>::zeros(4, 1).as_ref()), (0, 0, 1.0));
