@@ -41,7 +41,9 @@ impl FittedNystromKpca {
     }
 
     /// The share of the kernel's trace over the training rows that the landmarks miss,
-    /// Σ P_P(x_i)² / Σ k(x_i, x_i) (0: the Nyström kernel is exact on the training set).
+    /// Σ P_P(x_i)² / Σ k(x_i, x_i) (0: the Nyström kernel is exact on the training set),
+    /// measured on the uniform sample of `landmark_sample` rows (every row when N is at
+    /// most that); NaN for a model finished from sums without the sample.
     pub fn missed_trace(&self) -> f64 {
         if self.trace > 0.0 {
             self.missed / self.trace

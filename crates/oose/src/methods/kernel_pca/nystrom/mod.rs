@@ -99,19 +99,21 @@ pub struct NystromPlan {
     shift: Vec<f64>,
 }
 
-/// The sums of one or more chunks (about the plan's shift μ₀): added in chunk order.
+/// The sums of one or more chunks over the kernel rows c_i = k_P(x_i), about
+/// c₀ = L μ₀ (the kernel row of the plan's shift μ₀): added in chunk order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NystromSums {
     /// Rows summed.
     pub n: usize,
-    /// Σ (f_i − μ₀) (r).
+    /// Σ (c_i − c₀) (r).
     pub first: Vec<f64>,
-    /// Σ (f_i − μ₀)(f_i − μ₀)ᵀ (r×r; its lower triangle: the upper is not read).
+    /// Σ (c_i − c₀)(c_i − c₀)ᵀ (r×r; its lower triangle: the upper is not read).
     pub second: StoredMat,
     /// Σ k(x_i, x_i).
     pub trace: f64,
-    /// Σ P_P(x_i)², the power functions of the training rows: the kernel's trace the
-    /// landmarks miss.
+    /// Unused (0): the kernel's trace the landmarks miss is measured on the sample
+    /// ([`NystromPlan::finish_with_sample`]); kept so that the sums' bytes keep their
+    /// layout.
     pub missed: f64,
 }
 
@@ -508,37 +510,48 @@ impl NystromPlan {
         Ok(total)
     }
 
-    /// The sums of one block, on one thread.
+    /// c₀ = L μ₀, the kernel row whose feature vector is the shift μ₀ (zero when
+    /// uncentred): the solve of L⁻¹ c₀ = μ₀ with the stored L⁻ᵀ.
+    fn kernel_shift(&self) -> Vec<f64> {
+        let mut c0 = Mat::from_fn(self.rank(), 1, |i, _| self.shift[i]);
+        solve_lower_triangular_in_place(self.linv_t.view().transpose(), c0.as_mut(), Par::Seq);
+        c0.col_as_slice(0).to_vec()
+    }
+
+    /// The sums of one block, on one thread: over the kernel rows, not the feature
+    /// vectors (maths §11): the features' triangular product is left to the r×r matrix
+    /// of [`NystromPlan::finish`], which halves the products of this pass.
     fn block_sums(&self, chunk: MatRef<'_, f64>) -> NystromSums {
-        let (mut f, _, kzz) = self.features(chunk, Par::Seq);
-        // Column by column (contiguous): each row's ‖f‖², then f − μ₀ and its sums.
-        let mut norm2 = vec![0.0; chunk.nrows()];
+        let kernel = self.params.kernel;
+        let z_sq = row_sq_norms(chunk);
+        let mut kz = kernel.block(
+            chunk,
+            &z_sq,
+            self.landmarks.view(),
+            &self.landmark_sq,
+            Par::Seq,
+        );
+        // Column by column (contiguous): c − c₀ and its sums.
         let mut first = Vec::with_capacity(self.rank());
-        for (j, mu) in self.shift.iter().enumerate() {
-            let col = f.col_as_slice_mut(j);
+        for (j, c0) in self.kernel_shift().iter().enumerate() {
+            let col = kz.col_as_slice_mut(j);
             let mut sum = 0.0;
-            for (v, n2) in col.iter_mut().zip(norm2.iter_mut()) {
-                *n2 += *v * *v;
-                *v -= mu;
+            for v in col.iter_mut() {
+                *v -= c0;
                 sum += *v;
             }
             first.push(sum);
         }
-        let missed = kzz
-            .iter()
-            .zip(&norm2)
-            .map(|(k, n2)| (k - n2).max(0.0))
-            .sum();
         let r = self.rank();
-        // Only the lower triangle of the symmetric Σ (f − μ₀)(f − μ₀)ᵀ: half the products.
+        // Only the lower triangle of the symmetric Σ (c − c₀)(c − c₀)ᵀ: half the products.
         let mut second = Mat::<f64>::zeros(r, r);
         triangular::matmul(
             second.as_mut(),
             BlockStructure::TriangularLower,
             Accum::Replace,
-            f.transpose(),
+            kz.transpose(),
             BlockStructure::Rectangular,
-            f.as_ref(),
+            kz.as_ref(),
             BlockStructure::Rectangular,
             1.0,
             Par::Seq,
@@ -547,8 +560,8 @@ impl NystromPlan {
             n: chunk.nrows(),
             first,
             second: StoredMat::from_mat(second.as_ref()),
-            trace: kzz.iter().sum(),
-            missed,
+            trace: z_sq.iter().map(|&s| kernel.diag_value(s)).sum(),
+            missed: 0.0,
         }
     }
 
@@ -562,13 +575,31 @@ impl NystromPlan {
     ) -> Result<FittedNystromKpca> {
         validate::columns("sample", sample, self.landmarks.ncols())?;
         validate::finite("sample", sample)?;
-        let fitted = self.finish(sums)?;
+        let mut fitted = self.finish(sums)?;
+        // The trace the landmarks miss, Σ (k(x, x) − ‖f(x)‖²), on the uniform sample (all
+        // rows when N is at most its size): it needs each row's feature vector, which
+        // the sums pass no longer forms, and from the sums alone it would be a
+        // difference of two sums of size N carrying cond(K_PP) times their rounding.
+        let (f, _, kzz) = self.features(sample, Par::rayon(0));
+        let missed: f64 = (0..sample.nrows())
+            .map(|i| {
+                let n2: f64 = (0..f.ncols()).map(|j| f[(i, j)] * f[(i, j)]).sum();
+                (kzz[i] - n2).max(0.0)
+            })
+            .sum();
+        let trace: f64 = kzz.iter().sum();
+        fitted.missed = if trace > 0.0 {
+            missed / trace * fitted.trace
+        } else {
+            0.0
+        };
         fitted.novelty_from(sample);
         Ok(fitted)
     }
 
     /// The model from the sums of all N training rows (its embedding is left empty:
-    /// extend the training rows, or use [`NystromKpca::fit_rows`]).
+    /// extend the training rows, or use [`NystromKpca::fit_rows`]). Its `missed_trace`
+    /// is NaN: it is measured on the sample ([`NystromPlan::finish_with_sample`]).
     pub fn finish(&self, sums: &NystromSums) -> Result<FittedNystromKpca> {
         let r = self.rank();
         if sums.n != self.n_train || sums.first.len() != r || !sums.second.is_shape(r, r) {
@@ -579,19 +610,30 @@ impl NystromPlan {
             });
         }
         let n = sums.n as f64;
-        let delta: Vec<f64> = sums.first.iter().map(|s| s / n).collect();
-        // Σ (f − f̄)(f − f̄)ᵀ = Σ (f − μ₀)(f − μ₀)ᵀ − N δ δᵀ with δ = f̄ − μ₀; uncentred
-        // (μ₀ = 0): Σ f fᵀ.
+        let delta_c: Vec<f64> = sums.first.iter().map(|s| s / n).collect();
+        // G = Σ (c − c̄)(c − c̄)ᵀ = Σ (c − c₀)(c − c₀)ᵀ − N δ δᵀ with δ = c̄ − c₀;
+        // uncentred (c₀ = 0): Σ c cᵀ. Then M = L⁻¹ G L⁻ᵀ, the features' sums: the
+        // rounding of G grows by cond(K_PP) only along the last pivots' directions, not
+        // the top components (top eigenvalues and embedding equal to 5e-16 and 3e-14
+        // with pivots down to 1e-12, maths §11).
         let s = sums.second.view();
-        let m = Mat::from_fn(r, r, |a, b| {
+        let g = Mat::from_fn(r, r, |a, b| {
             let v = s[(a.max(b), a.min(b))];
             if self.params.centering {
-                v - n * delta[a] * delta[b]
+                v - n * delta_c[a] * delta_c[b]
             } else {
                 v
             }
         });
-        validate::computed_finite("Nyström sums", m.as_ref())?;
+        validate::computed_finite("Nyström sums", g.as_ref())?;
+        let u = self.linv_t.view();
+        let gu = crate::linalg::product(g.as_ref(), u, Par::Seq);
+        let m = crate::linalg::product(u.transpose(), gu.as_ref(), Par::Seq);
+        let m = Mat::from_fn(r, r, |a, b| 0.5 * (m[(a, b)] + m[(b, a)]));
+        // δ in feature space: f̄ − μ₀ = L⁻¹ (c̄ − c₀).
+        let delta: Vec<f64> = (0..r)
+            .map(|a| (0..r).map(|b| u[(b, a)] * delta_c[b]).sum())
+            .collect();
         let d = self.params.n_components;
         let eig = top_eigen(m.as_ref(), d, Solver::Dense)?;
         crate::linalg::eigen::require_positive(&eig.values, d, self.params.rank_tolerance)?;
@@ -613,7 +655,8 @@ impl NystromPlan {
             offset,
             vectors: StoredMat::from_mat(v.as_ref()),
             trace: sums.trace,
-            missed: sums.missed,
+            // Measured on the sample by `finish_with_sample`; unknown from the sums.
+            missed: f64::NAN,
             embedding: StoredMat::from_mat(Mat::<f64>::zeros(0, d).as_ref()),
             novelty: Pending::default(),
             warnings: Default::default(),
