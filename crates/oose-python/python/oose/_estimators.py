@@ -136,7 +136,8 @@ class KernelPCA(_StrategyOption, _Embedding):
     With ``n_landmarks``, ``info_["n_landmarks"]`` is the number of landmarks kept
     (landmarks the kernel cannot tell apart at ``rank_tolerance`` are dropped) and
     ``info_["missed_trace"]`` the share of the kernel's trace over the training rows
-    that they miss (0: the Nyström kernel is exact there).
+    that they miss (0: the Nyström kernel is exact there), measured on the uniform
+    sample of ``landmark_sample`` rows (every row when there are no more).
 
     Examples
     --------
