@@ -504,9 +504,15 @@ impl NystromPlan {
         validate::columns("training data", chunk, self.landmarks.ncols())?;
         validate::finite("training data", chunk)?;
         let mut total = self.empty_sums();
-        for part in in_blocks(chunk, self.chunk_rows(), |_, b| Ok(self.block_sums(b)))? {
-            total.add(&part)?;
-        }
+        // Added in block order as each group of blocks is done (the same additions as
+        // adding them all at the end: the same bits), so that a large chunk does not hold
+        // an r×r matrix per block.
+        rows::for_blocks(
+            chunk,
+            self.chunk_rows(),
+            |_, b| Ok(self.block_sums(b)),
+            |part| total.add(&part),
+        )?;
         Ok(total)
     }
 

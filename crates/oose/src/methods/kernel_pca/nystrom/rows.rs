@@ -47,18 +47,35 @@ pub(super) fn in_blocks<T: Send>(
     step: usize,
     f: impl Fn(usize, MatRef<'_, f64>) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for_blocks(chunk, step, f, |part| {
+        out.push(part);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`in_blocks`], each block's result handed to `consume` in block order as soon as its
+/// group of blocks (one per thread) is done: only a group's results are held at once.
+pub(super) fn for_blocks<T: Send>(
+    chunk: MatRef<'_, f64>,
+    step: usize,
+    f: impl Fn(usize, MatRef<'_, f64>) -> Result<T> + Sync,
+    mut consume: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
     use rayon::prelude::*;
     let n = chunk.nrows();
     let starts: Vec<usize> = (0..n).step_by(step.max(1)).collect();
-    let mut out = Vec::with_capacity(starts.len());
     for group in starts.chunks(rayon::current_num_threads().max(1)) {
         let parts: Vec<T> = group
             .par_iter()
             .map(|&s| f(s, chunk.subrows(s, step.min(n - s))))
             .collect::<Result<_>>()?;
-        out.extend(parts);
+        for part in parts {
+            consume(part)?;
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Checks that a chunk starting at row `start` is finite, naming the row of the whole.
