@@ -79,7 +79,9 @@ impl FittedNystromKpca {
         y
     }
 
-    fn extend_block(&self, z: MatRef<'_, f64>) -> Extension {
+    /// The extension of the rows of `z` (coordinates, power function, reconstruction
+    /// error), on this thread.
+    pub(super) fn extend_block(&self, z: MatRef<'_, f64>) -> Extension {
         let (f, kz, kzz) = self.plan.features(z, Par::Seq);
         let y = self.project(kz.as_ref(), Par::Seq);
         let m = z.nrows();

@@ -464,9 +464,7 @@ impl NystromPlan {
     /// The kernel rows k_P(z) (m×r) and the feature vectors f(z) = L⁻¹ k_P(z) (m×r) of
     /// the rows of `z`, and k(z, z).
     fn features(&self, z: MatRef<'_, f64>, par: Par) -> (Mat<f64>, Mat<f64>, Vec<f64>) {
-        let kernel = self.params.kernel;
-        let z_sq = row_sq_norms(z);
-        let kz = kernel.block(z, &z_sq, self.landmarks.view(), &self.landmark_sq, par);
+        let (kz, kzz) = self.kernel_rows(z, par);
         let mut f = Mat::<f64>::zeros(z.nrows(), self.rank());
         // L⁻ᵀ is upper triangular: half the products of a full one.
         triangular::matmul(
@@ -480,8 +478,22 @@ impl NystromPlan {
             1.0,
             par,
         );
-        let kzz = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
         (f, kz, kzz)
+    }
+
+    /// The kernel rows k_P(z) (m×r) of the rows of `z`, and k(z, z).
+    fn kernel_rows(&self, z: MatRef<'_, f64>, par: Par) -> (Mat<f64>, Vec<f64>) {
+        let kernel = self.params.kernel;
+        let z_sq = row_sq_norms(z);
+        let kz = kernel.block(z, &z_sq, self.landmarks.view(), &self.landmark_sq, par);
+        (kz, self.diagonal(&z_sq))
+    }
+
+    /// k(z, z) of rows with squared norms `z_sq`.
+    fn diagonal(&self, z_sq: &[f64]) -> Vec<f64> {
+        z_sq.iter()
+            .map(|&s| self.params.kernel.diag_value(s))
+            .collect()
     }
 
     /// Zero sums.
@@ -504,13 +516,14 @@ impl NystromPlan {
         validate::columns("training data", chunk, self.landmarks.ncols())?;
         validate::finite("training data", chunk)?;
         let mut total = self.empty_sums();
+        let c0 = self.kernel_shift();
         // Added in block order as each group of blocks is done (the same additions as
         // adding them all at the end: the same bits), so that a large chunk does not hold
         // an r×r matrix per block.
         rows::for_blocks(
             chunk,
             self.chunk_rows(),
-            |_, b| Ok(self.block_sums(b)),
+            |_, b| Ok(self.block_sums(b, &c0)),
             |part| total.add(&part),
         )?;
         Ok(total)
@@ -527,19 +540,12 @@ impl NystromPlan {
     /// The sums of one block, on one thread: over the kernel rows, not the feature
     /// vectors (maths §11): the features' triangular product is left to the r×r matrix
     /// of [`NystromPlan::finish`], which halves the products of this pass.
-    fn block_sums(&self, chunk: MatRef<'_, f64>) -> NystromSums {
-        let kernel = self.params.kernel;
-        let z_sq = row_sq_norms(chunk);
-        let mut kz = kernel.block(
-            chunk,
-            &z_sq,
-            self.landmarks.view(),
-            &self.landmark_sq,
-            Par::Seq,
-        );
+    /// `c0`: [`NystromPlan::kernel_shift`].
+    fn block_sums(&self, chunk: MatRef<'_, f64>, c0: &[f64]) -> NystromSums {
+        let (mut kz, kzz) = self.kernel_rows(chunk, Par::Seq);
         // Column by column (contiguous): c − c₀ and its sums.
         let mut first = Vec::with_capacity(self.rank());
-        for (j, c0) in self.kernel_shift().iter().enumerate() {
+        for (j, c0) in c0.iter().enumerate() {
             let col = kz.col_as_slice_mut(j);
             let mut sum = 0.0;
             for v in col.iter_mut() {
@@ -566,7 +572,7 @@ impl NystromPlan {
             n: chunk.nrows(),
             first,
             second: StoredMat::from_mat(second.as_ref()),
-            trace: z_sq.iter().map(|&s| kernel.diag_value(s)).sum(),
+            trace: kzz.iter().sum(),
             missed: 0.0,
         }
     }
@@ -586,14 +592,9 @@ impl NystromPlan {
         // rows when N is at most its size): it needs each row's feature vector, which
         // the sums pass no longer forms, and from the sums alone it would be a
         // difference of two sums of size N carrying cond(K_PP) times their rounding.
-        let (f, _, kzz) = self.features(sample, Par::rayon(0));
-        let missed: f64 = (0..sample.nrows())
-            .map(|i| {
-                let n2: f64 = (0..f.ncols()).map(|j| f[(i, j)] * f[(i, j)]).sum();
-                (kzz[i] - n2).max(0.0)
-            })
-            .sum();
-        let trace: f64 = kzz.iter().sum();
+        // `residual` is that power function, as the extension reports it.
+        let missed: f64 = fitted.extend_block(sample).residual.iter().sum();
+        let trace: f64 = self.diagonal(&row_sq_norms(sample)).iter().sum();
         fitted.missed = if trace > 0.0 {
             missed / trace * fitted.trace
         } else {
