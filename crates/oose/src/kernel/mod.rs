@@ -13,8 +13,9 @@ use crate::error::{Error, Result};
 pub use bandwidth::Epsilon;
 use distance::row_sq_norms;
 use faer::linalg::matmul::matmul;
+use faer::reborrow::ReborrowMut;
 use faer::Accum;
-use faer::{Mat, MatRef, Par};
+use faer::{Mat, MatMut, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 /// A kernel k(x, y). r = ||x − y||₂.
@@ -408,10 +409,32 @@ impl Kernel {
         b_sq: &[f64],
         par: Par,
     ) -> Mat<f64> {
-        let radial = self.is_radial();
         let mut m = Mat::<f64>::zeros(a.nrows(), b.nrows());
+        self.block_into(m.as_mut(), a, a_sq, b, b_sq, par);
+        m
+    }
+
+    /// [`Kernel::block`] written into `m` (a.nrows() × b.nrows(), column-major with
+    /// contiguous columns; its contents are overwritten): for callers that reuse one
+    /// buffer across many blocks. The same bits as [`Kernel::block`].
+    pub fn block_into(
+        &self,
+        mut m: MatMut<'_, f64>,
+        a: MatRef<'_, f64>,
+        a_sq: &[f64],
+        b: MatRef<'_, f64>,
+        b_sq: &[f64],
+        par: Par,
+    ) {
+        assert!(
+            m.nrows() == a.nrows() && m.ncols() == b.nrows() && m.row_stride() == 1,
+            "kernel block: output must be {}×{} with contiguous columns",
+            a.nrows(),
+            b.nrows()
+        );
+        let radial = self.is_radial();
         let alpha = if radial { -2.0 } else { 1.0 };
-        matmul(m.as_mut(), Accum::Replace, a, b.transpose(), alpha, par);
+        matmul(m.rb_mut(), Accum::Replace, a, b.transpose(), alpha, par);
         // Distances and kernel values column by column, while the column is in cache.
         let finish = |j: usize, col: &mut [f64]| {
             if radial {
@@ -422,27 +445,31 @@ impl Kernel {
         let ncols = m.ncols();
         if matches!(par, Par::Seq) || m.nrows() * ncols < 1 << 16 {
             for j in 0..ncols {
-                finish(j, m.col_as_slice_mut(j));
+                let col = m.rb_mut().col_mut(j);
+                finish(
+                    j,
+                    col.try_as_col_major_mut()
+                        .expect("contiguous columns (checked above)")
+                        .as_slice_mut(),
+                );
             }
         } else {
             use rayon::prelude::*;
             let chunk = ncols.div_ceil(4 * rayon::current_num_threads()).max(1);
-            m.as_mut()
-                .par_col_chunks_mut(chunk)
+            m.par_col_chunks_mut(chunk)
                 .enumerate()
                 .for_each(|(c, mut cols)| {
                     for j in 0..cols.ncols() {
-                        let col = faer::reborrow::ReborrowMut::rb_mut(&mut cols).col_mut(j);
+                        let col = cols.rb_mut().col_mut(j);
                         finish(
                             c * chunk + j,
                             col.try_as_col_major_mut()
-                                .expect("owned Mat is column-major")
+                                .expect("contiguous columns (checked above)")
                                 .as_slice_mut(),
                         );
                     }
                 });
         }
-        m
     }
 
     /// Replaces squared distances (radial kernels) or inner products (the others) by
@@ -479,6 +506,36 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reused buffer (here full of NaN and larger than the block) is overwritten
+    /// entirely, with the bits of a fresh block, sequential or parallel, for a radial
+    /// kernel and an inner-product one.
+    #[test]
+    fn block_into_a_dirty_buffer_is_bitwise_a_fresh_block() {
+        let a = Mat::from_fn(300, 3, |i, j| ((i * 7 + j * 3) % 11) as f64 * 0.3 - 1.0);
+        let b = Mat::from_fn(250, 3, |i, j| ((i * 5 + j) % 13) as f64 * 0.2 - 0.5);
+        let (a_sq, b_sq) = (row_sq_norms(a.as_ref()), row_sq_norms(b.as_ref()));
+        for kernel in [
+            Kernel::gaussian(1.5),
+            Kernel::Polynomial {
+                gamma: 0.5,
+                coef0: 1.0,
+                degree: 2,
+            },
+        ] {
+            for par in [Par::Seq, Par::rayon(2)] {
+                let fresh = kernel.block(a.as_ref(), &a_sq, b.as_ref(), &b_sq, par);
+                let mut buffer = vec![f64::NAN; 300 * 250 + 17];
+                let out = MatMut::from_column_major_slice_mut(&mut buffer[..300 * 250], 300, 250);
+                kernel.block_into(out, a.as_ref(), &a_sq, b.as_ref(), &b_sq, par);
+                for j in 0..250 {
+                    for i in 0..300 {
+                        assert_eq!(buffer[i + 300 * j].to_bits(), fresh[(i, j)].to_bits());
+                    }
+                }
+            }
+        }
+    }
 
     fn direct(k: &Kernel, x: &[f64], y: &[f64]) -> f64 {
         let r2: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();

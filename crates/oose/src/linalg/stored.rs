@@ -46,8 +46,9 @@ impl StoredMat {
     pub fn from_mat(m: MatRef<'_, f64>) -> Self {
         let mut data = Vec::with_capacity(m.nrows() * m.ncols());
         for j in 0..m.ncols() {
-            for i in 0..m.nrows() {
-                data.push(m[(i, j)]);
+            match m.col(j).try_as_col_major() {
+                Some(col) => data.extend_from_slice(col.as_slice()),
+                None => data.extend((0..m.nrows()).map(|i| m[(i, j)])),
             }
         }
         StoredMat {

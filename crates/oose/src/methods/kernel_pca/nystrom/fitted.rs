@@ -5,13 +5,13 @@ use super::{FittedNystromKpca, NystromKpca, LANDMARK_SPECS};
 use crate::diagnostics::novelty::Novelty;
 use crate::error::Result;
 use crate::extend::{by_chunks, Extension};
-use crate::kernel::distance::row_sq_norms;
 use crate::kernel::params::KERNEL_SPECS;
 use crate::methods::OutOfSample;
 use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method};
 use crate::model::params::{join, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::validate;
+use faer::reborrow::Reborrow;
 use faer::{Mat, MatRef, Par};
 
 impl FittedNystromKpca {
@@ -59,16 +59,18 @@ impl FittedNystromKpca {
 
     /// Coordinates of the rows of `z`: k_P(z)ᵀ L⁻ᵀ V_d − V_dᵀ f̄. Row by row.
     pub fn coordinates(&self, z: MatRef<'_, f64>, par: Par) -> Mat<f64> {
-        let kernel = self.plan.params.kernel;
-        let z_sq = row_sq_norms(z);
-        let kz = kernel.block(
-            z,
-            &z_sq,
-            self.plan.landmarks.view(),
-            &self.plan.landmark_sq,
-            par,
-        );
-        self.project(kz.as_ref(), par)
+        self.coordinates_in(z, &mut Vec::new(), par)
+    }
+
+    /// [`FittedNystromKpca::coordinates`] with the kernel rows written in `buffer`.
+    pub(super) fn coordinates_in(
+        &self,
+        z: MatRef<'_, f64>,
+        buffer: &mut Vec<f64>,
+        par: Par,
+    ) -> Mat<f64> {
+        let (kz, _) = self.plan.kernel_rows(z, buffer, par);
+        self.project(kz.rb(), par)
     }
 
     fn project(&self, kz: MatRef<'_, f64>, par: Par) -> Mat<f64> {
@@ -82,22 +84,34 @@ impl FittedNystromKpca {
     /// The extension of the rows of `z` (coordinates, power function, reconstruction
     /// error), on this thread.
     pub(super) fn extend_block(&self, z: MatRef<'_, f64>) -> Extension {
-        let (f, kz, kzz) = self.plan.features(z, Par::Seq);
-        let y = self.project(kz.as_ref(), Par::Seq);
+        let mut buffer = Vec::new();
+        let (f, kz, kzz) = self.plan.features(z, &mut buffer, Par::Seq);
+        let y = self.project(kz.rb(), Par::Seq);
         let m = z.nrows();
-        let mut residual = Vec::with_capacity(m);
-        let mut reconstruction_error = Vec::with_capacity(m);
-        for i in 0..m {
-            let (mut norm2, mut centred2) = (0.0, 0.0);
-            for (j, mu) in self.mean.iter().enumerate() {
-                norm2 += f[(i, j)] * f[(i, j)];
-                centred2 += (f[(i, j)] - mu) * (f[(i, j)] - mu);
+        // Each row's sums over j in order, taken column by column (contiguous).
+        let (mut norm2, mut centred2, mut y2) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
+        for (j, mu) in self.mean.iter().enumerate() {
+            let col = f.col_as_slice(j);
+            for ((n2, c2), &v) in norm2.iter_mut().zip(centred2.iter_mut()).zip(col) {
+                *n2 += v * v;
+                *c2 += (v - mu) * (v - mu);
             }
-            let y2: f64 = (0..y.ncols()).map(|j| y[(i, j)] * y[(i, j)]).sum();
-            let res = (kzz[i] - norm2).max(0.0);
-            residual.push(res);
-            reconstruction_error.push(res + (centred2 - y2).max(0.0));
         }
+        for j in 0..y.ncols() {
+            for (s, &v) in y2.iter_mut().zip(y.col_as_slice(j)) {
+                *s += v * v;
+            }
+        }
+        let residual: Vec<f64> = kzz
+            .iter()
+            .zip(&norm2)
+            .map(|(k, n2)| (k - n2).max(0.0))
+            .collect();
+        let reconstruction_error = residual
+            .iter()
+            .zip(centred2.iter().zip(&y2))
+            .map(|(res, (c2, y2))| res + (c2 - y2).max(0.0))
+            .collect();
         Extension {
             coordinates: y,
             residual,

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::validate;
-use faer::MatRef;
+use faer::{MatMut, MatRef};
 
 /// Where a streamed fit sends each chunk's training coordinates: `(first_row, y)`.
 pub type Sink<'a> = &'a mut dyn FnMut(usize, MatRef<'_, f64>) -> Result<()>;
@@ -40,12 +40,14 @@ impl Rows for InMemory<'_> {
     }
 }
 
-/// `f(first_row, block)` on consecutive blocks of `step` rows of `chunk`, as many at a
-/// time as there are threads, results in order.
+/// `f(first_row, block, scratch)` on consecutive blocks of `step` rows of `chunk`, as
+/// many at a time as there are threads, results in order. `scratch` is a buffer of
+/// the thread running `f`, kept from block to block (its contents are whatever the last
+/// block left), so that a block's kernel rows need no fresh allocation.
 pub(super) fn in_blocks<T: Send>(
     chunk: MatRef<'_, f64>,
     step: usize,
-    f: impl Fn(usize, MatRef<'_, f64>) -> Result<T> + Sync,
+    f: impl Fn(usize, MatRef<'_, f64>, &mut Vec<f64>) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
     for_blocks(chunk, step, f, |part| {
@@ -60,22 +62,41 @@ pub(super) fn in_blocks<T: Send>(
 pub(super) fn for_blocks<T: Send>(
     chunk: MatRef<'_, f64>,
     step: usize,
-    f: impl Fn(usize, MatRef<'_, f64>) -> Result<T> + Sync,
+    f: impl Fn(usize, MatRef<'_, f64>, &mut Vec<f64>) -> Result<T> + Sync,
     mut consume: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     use rayon::prelude::*;
+    use std::sync::Mutex;
     let n = chunk.nrows();
+    let threads = rayon::current_num_threads().max(1);
     let starts: Vec<usize> = (0..n).step_by(step.max(1)).collect();
-    for group in starts.chunks(rayon::current_num_threads().max(1)) {
+    // One buffer per worker thread (by its index in the pool; a thread outside the pool
+    // takes the first). A buffer is only ever locked by the thread it belongs to, one
+    // block at a time, so the locks never wait.
+    let scratch: Vec<Mutex<Vec<f64>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
+    for group in starts.chunks(threads) {
         let parts: Vec<T> = group
             .par_iter()
-            .map(|&s| f(s, chunk.subrows(s, step.min(n - s))))
+            .map(|&s| {
+                let slot = rayon::current_thread_index().unwrap_or(0) % threads;
+                let mut buffer = scratch[slot].lock().unwrap_or_else(|e| e.into_inner());
+                f(s, chunk.subrows(s, step.min(n - s)), &mut buffer)
+            })
             .collect::<Result<_>>()?;
         for part in parts {
             consume(part)?;
         }
     }
     Ok(())
+}
+
+/// `buffer` as an m×r column-major matrix (grown when short; the contents are not
+/// cleared: the caller overwrites them).
+pub(super) fn scratch_mat(buffer: &mut Vec<f64>, m: usize, r: usize) -> MatMut<'_, f64> {
+    if buffer.len() < m * r {
+        buffer.resize(m * r, 0.0);
+    }
+    MatMut::from_column_major_slice_mut(&mut buffer[..m * r], m, r)
 }
 
 /// Checks that a chunk starting at row `start` is finite, naming the row of the whole.

@@ -1,0 +1,286 @@
+//! The plan's passes over the rows: kernel rows and feature vectors, the sums (one r×r
+//! matrix and one r vector per block, added in block order) and the r×r eigenproblem
+//! that finishes the fit.
+
+use super::rows;
+use super::{decode, encode, FittedNystromKpca, NystromPlan, NystromSums};
+use crate::diagnostics::novelty::Pending;
+use crate::error::{Error, Result};
+use crate::kernel::distance::row_sq_norms;
+use crate::linalg::eigen::{top_eigen, Solver};
+use crate::linalg::stored::StoredMat;
+use crate::methods::OutOfSample;
+use crate::validate;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Accum, Mat, MatMut, MatRef, Par};
+
+impl NystromPlan {
+    /// The plan as bytes (to send it to a cluster's workers once).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// A plan from [`NystromPlan::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<NystromPlan> {
+        decode("Nyström plan", bytes, |p: &NystromPlan| {
+            let r = p.landmarks.nrows();
+            p.landmarks.is_consistent()
+                && p.linv_t.is_consistent()
+                && p.linv_t.is_shape(r, r)
+                && p.landmark_sq.len() == r
+                && p.shift.len() == r
+                && p.indices.len() == r
+                && r >= p.params.n_components
+        })
+    }
+
+    /// Number of landmarks kept r.
+    pub fn rank(&self) -> usize {
+        self.landmarks.nrows()
+    }
+
+    /// Number of training rows N the plan was made for.
+    pub fn n_train(&self) -> usize {
+        self.n_train
+    }
+
+    /// Rows per block of the sums and embedding passes: about 2²⁰ kernel values (8 MB),
+    /// so that a block's features stay in cache.
+    pub fn chunk_rows(&self) -> usize {
+        ((1usize << 20) / self.rank().max(1)).clamp(256, 1 << 16)
+    }
+
+    /// The feature vectors f(z) = L⁻¹ k_P(z) (m×r) of the rows of `z`, and their kernel
+    /// rows k_P(z) (m×r, written in `buffer`) and k(z, z).
+    pub(super) fn features<'b>(
+        &self,
+        z: MatRef<'_, f64>,
+        buffer: &'b mut Vec<f64>,
+        par: Par,
+    ) -> (Mat<f64>, MatMut<'b, f64>, Vec<f64>) {
+        let (kz, kzz) = self.kernel_rows(z, buffer, par);
+        let mut f = Mat::<f64>::zeros(z.nrows(), self.rank());
+        // L⁻ᵀ is upper triangular: half the products of a full one.
+        triangular::matmul(
+            f.as_mut(),
+            BlockStructure::Rectangular,
+            Accum::Replace,
+            kz.rb(),
+            BlockStructure::Rectangular,
+            self.linv_t.view(),
+            BlockStructure::TriangularUpper,
+            1.0,
+            par,
+        );
+        (f, kz, kzz)
+    }
+
+    /// The kernel rows k_P(z) (m×r) of the rows of `z`, written in `buffer` (a block
+    /// pass reuses one per thread: no allocation per block), and k(z, z).
+    pub(super) fn kernel_rows<'b>(
+        &self,
+        z: MatRef<'_, f64>,
+        buffer: &'b mut Vec<f64>,
+        par: Par,
+    ) -> (MatMut<'b, f64>, Vec<f64>) {
+        let z_sq = row_sq_norms(z);
+        let mut kz = rows::scratch_mat(buffer, z.nrows(), self.rank());
+        self.params.kernel.block_into(
+            kz.rb_mut(),
+            z,
+            &z_sq,
+            self.landmarks.view(),
+            &self.landmark_sq,
+            par,
+        );
+        (kz, self.diagonal(&z_sq))
+    }
+
+    /// k(z, z) of rows with squared norms `z_sq`.
+    fn diagonal(&self, z_sq: &[f64]) -> Vec<f64> {
+        z_sq.iter()
+            .map(|&s| self.params.kernel.diag_value(s))
+            .collect()
+    }
+
+    /// Zero sums.
+    pub fn empty_sums(&self) -> NystromSums {
+        let r = self.rank();
+        NystromSums {
+            n: 0,
+            first: vec![0.0; r],
+            second: StoredMat::from_mat(Mat::<f64>::zeros(r, r).as_ref()),
+            trace: 0.0,
+            missed: 0.0,
+        }
+    }
+
+    /// The sums of the rows of `chunk` (a reduction: add them in chunk order).
+    ///
+    /// Blocks of [`NystromPlan::chunk_rows`] rows are summed in parallel (one thread
+    /// each) and added in order: the result does not depend on the thread count.
+    pub fn sums(&self, chunk: MatRef<'_, f64>) -> Result<NystromSums> {
+        validate::columns("training data", chunk, self.landmarks.ncols())?;
+        validate::finite("training data", chunk)?;
+        let mut total = self.empty_sums();
+        let c0 = self.kernel_shift();
+        // Added in block order as each group of blocks is done (the same additions as
+        // adding them all at the end: the same bits), so that a large chunk does not hold
+        // an r×r matrix per block.
+        rows::for_blocks(
+            chunk,
+            self.chunk_rows(),
+            |_, b, buffer| Ok(self.block_sums(b, &c0, buffer)),
+            |part| total.add(&part),
+        )?;
+        Ok(total)
+    }
+
+    /// c₀ = L μ₀, the kernel row whose feature vector is the shift μ₀ (zero when
+    /// uncentred): the solve of L⁻¹ c₀ = μ₀ with the stored L⁻ᵀ.
+    fn kernel_shift(&self) -> Vec<f64> {
+        let mut c0 = Mat::from_fn(self.rank(), 1, |i, _| self.shift[i]);
+        solve_lower_triangular_in_place(self.linv_t.view().transpose(), c0.as_mut(), Par::Seq);
+        c0.col_as_slice(0).to_vec()
+    }
+
+    /// The sums of one block, on one thread: over the kernel rows, not the feature
+    /// vectors (maths §11): the features' triangular product is left to the r×r matrix
+    /// of [`NystromPlan::finish`], which halves the products of this pass.
+    /// `c0`: [`NystromPlan::kernel_shift`].
+    fn block_sums(&self, chunk: MatRef<'_, f64>, c0: &[f64], buffer: &mut Vec<f64>) -> NystromSums {
+        let (mut kz, kzz) = self.kernel_rows(chunk, buffer, Par::Seq);
+        // Column by column (contiguous): c − c₀ and its sums.
+        let mut first = Vec::with_capacity(self.rank());
+        for (j, c0) in c0.iter().enumerate() {
+            let col = kz
+                .rb_mut()
+                .col_mut(j)
+                .try_as_col_major_mut()
+                .expect("a scratch matrix has contiguous columns")
+                .as_slice_mut();
+            let mut sum = 0.0;
+            for v in col.iter_mut() {
+                *v -= c0;
+                sum += *v;
+            }
+            first.push(sum);
+        }
+        let r = self.rank();
+        // Only the lower triangle of the symmetric Σ (c − c₀)(c − c₀)ᵀ: half the products.
+        let mut second = vec![0.0; r * r];
+        triangular::matmul(
+            MatMut::from_column_major_slice_mut(&mut second, r, r),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            kz.rb().transpose(),
+            BlockStructure::Rectangular,
+            kz.rb(),
+            BlockStructure::Rectangular,
+            1.0,
+            Par::Seq,
+        );
+        NystromSums {
+            n: chunk.nrows(),
+            first,
+            second: StoredMat::from_column_major(r, r, second),
+            trace: kzz.iter().sum(),
+            missed: 0.0,
+        }
+    }
+
+    /// [`NystromPlan::finish`] with the novelty score fitted on `sample` (the rows the
+    /// plan was made from), as [`NystromKpca::fit_rows`] does: what a reduction run
+    /// elsewhere (a cluster) calls last.
+    pub fn finish_with_sample(
+        &self,
+        sums: &NystromSums,
+        sample: MatRef<'_, f64>,
+    ) -> Result<FittedNystromKpca> {
+        validate::columns("sample", sample, self.landmarks.ncols())?;
+        validate::finite("sample", sample)?;
+        let mut fitted = self.finish(sums)?;
+        // The trace the landmarks miss, Σ (k(x, x) − ‖f(x)‖²), on the uniform sample (all
+        // rows when N is at most its size): it needs each row's feature vector, which
+        // the sums pass no longer forms, and from the sums alone it would be a
+        // difference of two sums of size N carrying cond(K_PP) times their rounding.
+        // `residual` is that power function, as the extension reports it.
+        let missed: f64 = OutOfSample::extend(&fitted, sample)?.residual.iter().sum();
+        let trace: f64 = self.diagonal(&row_sq_norms(sample)).iter().sum();
+        fitted.missed = if trace > 0.0 {
+            missed / trace * fitted.trace
+        } else {
+            0.0
+        };
+        fitted.novelty_from(sample);
+        Ok(fitted)
+    }
+
+    /// The model from the sums of all N training rows (its embedding is left empty:
+    /// extend the training rows, or use [`NystromKpca::fit_rows`]). Its `missed_trace`
+    /// is NaN: it is measured on the sample ([`NystromPlan::finish_with_sample`]).
+    pub fn finish(&self, sums: &NystromSums) -> Result<FittedNystromKpca> {
+        let r = self.rank();
+        if sums.n != self.n_train || sums.first.len() != r || !sums.second.is_shape(r, r) {
+            return Err(Error::Shape {
+                what: "Nyström sums",
+                expected: format!("{} rows over {r} landmarks", self.n_train),
+                got: format!("{} rows over {} landmarks", sums.n, sums.first.len()),
+            });
+        }
+        let n = sums.n as f64;
+        let delta_c: Vec<f64> = sums.first.iter().map(|s| s / n).collect();
+        // G = Σ (c − c̄)(c − c̄)ᵀ = Σ (c − c₀)(c − c₀)ᵀ − N δ δᵀ with δ = c̄ − c₀;
+        // uncentred (c₀ = 0): Σ c cᵀ. Then M = L⁻¹ G L⁻ᵀ, the features' sums: the
+        // rounding of G grows by cond(K_PP) only along the last pivots' directions, not
+        // the top components (top eigenvalues and embedding equal to 5e-16 and 3e-14
+        // with pivots down to 1e-12, maths §11).
+        let s = sums.second.view();
+        let g = Mat::from_fn(r, r, |a, b| {
+            let v = s[(a.max(b), a.min(b))];
+            if self.params.centering {
+                v - n * delta_c[a] * delta_c[b]
+            } else {
+                v
+            }
+        });
+        validate::computed_finite("Nyström sums", g.as_ref())?;
+        let u = self.linv_t.view();
+        let gu = crate::linalg::product(g.as_ref(), u, Par::Seq);
+        let m = crate::linalg::product(u.transpose(), gu.as_ref(), Par::Seq);
+        let m = Mat::from_fn(r, r, |a, b| 0.5 * (m[(a, b)] + m[(b, a)]));
+        // δ in feature space: f̄ − μ₀ = L⁻¹ (c̄ − c₀).
+        let delta: Vec<f64> = (0..r)
+            .map(|a| (0..r).map(|b| u[(b, a)] * delta_c[b]).sum())
+            .collect();
+        let d = self.params.n_components;
+        let eig = top_eigen(m.as_ref(), d, Solver::Dense)?;
+        crate::linalg::eigen::require_positive(&eig.values, d, self.params.rank_tolerance)?;
+        let mean: Vec<f64> = if self.params.centering {
+            self.shift.iter().zip(&delta).map(|(m, d)| m + d).collect()
+        } else {
+            vec![0.0; r]
+        };
+        let v = eig.vectors;
+        let a = crate::linalg::product(self.linv_t.view(), v.as_ref(), Par::Seq);
+        let offset = (0..d)
+            .map(|j| (0..r).map(|i| v[(i, j)] * mean[i]).sum())
+            .collect();
+        Ok(FittedNystromKpca {
+            plan: self.clone(),
+            mean,
+            eigenvalues: eig.values,
+            projector: StoredMat::from_mat(a.as_ref()),
+            offset,
+            vectors: StoredMat::from_mat(v.as_ref()),
+            trace: sums.trace,
+            // Measured on the sample by `finish_with_sample`; unknown from the sums.
+            missed: f64::NAN,
+            embedding: StoredMat::from_mat(Mat::<f64>::zeros(0, d).as_ref()),
+            novelty: Pending::default(),
+            warnings: Default::default(),
+        })
+    }
+}
