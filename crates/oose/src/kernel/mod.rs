@@ -419,13 +419,30 @@ impl Kernel {
     /// buffer across many blocks. The same bits as [`Kernel::block`].
     pub fn block_into(
         &self,
-        mut m: MatMut<'_, f64>,
+        m: MatMut<'_, f64>,
         a: MatRef<'_, f64>,
         a_sq: &[f64],
         b: MatRef<'_, f64>,
         b_sq: &[f64],
         par: Par,
     ) {
+        self.block_into_then(m, a, a_sq, b, b_sq, par, |_, _| ());
+    }
+
+    /// [`Kernel::block_into`], then `then(j, column j)` on each finished column while
+    /// it is still in cache (a pass over the column that would otherwise read the
+    /// block again); its results in column order.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn block_into_then<T: Send>(
+        &self,
+        mut m: MatMut<'_, f64>,
+        a: MatRef<'_, f64>,
+        a_sq: &[f64],
+        b: MatRef<'_, f64>,
+        b_sq: &[f64],
+        par: Par,
+        then: impl Fn(usize, &mut [f64]) -> T + Sync,
+    ) -> Vec<T> {
         assert!(
             m.nrows() == a.nrows() && m.ncols() == b.nrows() && m.row_stride() == 1,
             "kernel block: output must be {}×{} with contiguous columns",
@@ -436,39 +453,37 @@ impl Kernel {
         let alpha = if radial { -2.0 } else { 1.0 };
         matmul(m.rb_mut(), Accum::Replace, a, b.transpose(), alpha, par);
         // Distances and kernel values column by column, while the column is in cache.
-        let finish = |j: usize, col: &mut [f64]| {
+        let finish = |j: usize, mut col: MatMut<'_, f64>| {
+            let col = col
+                .rb_mut()
+                .col_mut(0)
+                .try_as_col_major_mut()
+                .expect("contiguous columns (checked above)")
+                .as_slice_mut();
             if radial {
                 distance::finish_sq_distance_column(col, a, a_sq, b, j, b_sq[j]);
             }
             self.apply_in_place(col);
+            then(j, col)
         };
         let ncols = m.ncols();
         if matches!(par, Par::Seq) || m.nrows() * ncols < 1 << 16 {
-            for j in 0..ncols {
-                let col = m.rb_mut().col_mut(j);
-                finish(
-                    j,
-                    col.try_as_col_major_mut()
-                        .expect("contiguous columns (checked above)")
-                        .as_slice_mut(),
-                );
-            }
+            (0..ncols)
+                .map(|j| finish(j, m.rb_mut().subcols_mut(j, 1)))
+                .collect()
         } else {
             use rayon::prelude::*;
             let chunk = ncols.div_ceil(4 * rayon::current_num_threads()).max(1);
-            m.par_col_chunks_mut(chunk)
+            let parts: Vec<Vec<T>> = m
+                .par_col_chunks_mut(chunk)
                 .enumerate()
-                .for_each(|(c, mut cols)| {
-                    for j in 0..cols.ncols() {
-                        let col = cols.rb_mut().col_mut(j);
-                        finish(
-                            c * chunk + j,
-                            col.try_as_col_major_mut()
-                                .expect("contiguous columns (checked above)")
-                                .as_slice_mut(),
-                        );
-                    }
-                });
+                .map(|(c, mut cols)| {
+                    (0..cols.ncols())
+                        .map(|j| finish(c * chunk + j, cols.rb_mut().subcols_mut(j, 1)))
+                        .collect()
+                })
+                .collect();
+            parts.into_iter().flatten().collect()
         }
     }
 

@@ -74,9 +74,10 @@ where
     let stop = tol * max_diag;
     let mut chosen = vec![false; n];
     let mut pivots = Vec::new();
-    // Columns of the N×r factor, grown as pivots are added.
-    let mut cap = n.min(64);
-    let mut big = Mat::<f64>::zeros(n, cap);
+    // Columns of the N×r factor, appended as pivots are added (the room doubled when
+    // full; nothing zero-filled).
+    let mut cap = n.min(max_rank).min(64);
+    let mut big = Mat::<f64>::with_capacity(n, cap);
     let mut max_remaining = max_diag;
     let mut complete = true;
     let mut col = Mat::<f64>::zeros(n, 1);
@@ -96,23 +97,18 @@ where
             complete = false;
             break;
         }
+        // new column = (K[:, p] − G[:, :j] G[p, :j]ᵀ) / sqrt(d_p)
         if j == cap {
             cap = (2 * cap).min(n);
-            let mut grown = Mat::<f64>::zeros(n, cap);
-            grown
-                .as_mut()
-                .subcols_mut(0, j)
-                .copy_from(big.as_ref().subcols(0, j));
-            big = grown;
+            big.reserve(n, cap);
         }
-        // new column = (K[:, p] − G[:, :j] G[p, :j]ᵀ) / sqrt(d_p)
         column(p, col.col_as_slice_mut(0));
         if j > 0 {
             matmul(
                 col.as_mut(),
                 Accum::Add,
-                big.as_ref().subcols(0, j),
-                big.as_ref().subcols(0, j).row(p).transpose().as_mat(),
+                big.as_ref(),
+                big.as_ref().row(p).transpose().as_mat(),
                 -1.0,
                 if n * j > 1 << 18 {
                     Par::rayon(0)
@@ -134,7 +130,7 @@ where
                 *d -= c[i] * c[i];
             }
         }
-        big.as_mut().col_mut(j).copy_from(col.as_ref().col(0));
+        big.resize_with(n, j + 1, |i, _| c[i]);
         pivots.push(p);
     }
     if pivots.len() == n {
@@ -147,7 +143,8 @@ where
             l[jj * r + ii] = big[(pivots[ii], jj)];
         }
     }
-    let g = big.as_ref().subcols(0, r).to_owned();
+    // (0×0 when no pivot was taken.)
+    let g = if r == 0 { Mat::zeros(n, 0) } else { big };
     Factorization {
         chol: PivotedCholesky {
             pivots,

@@ -85,17 +85,31 @@ impl NystromPlan {
         buffer: &'b mut Vec<f64>,
         par: Par,
     ) -> (MatMut<'b, f64>, Vec<f64>) {
+        let (kz, kzz, _) = self.kernel_rows_then(z, buffer, par, |_, _| ());
+        (kz, kzz)
+    }
+
+    /// [`NystromPlan::kernel_rows`], with `then(j, column j)` applied to each column as
+    /// it is computed ([`Kernel::block_into_then`](crate::kernel::Kernel)); its results.
+    fn kernel_rows_then<'b, T: Send>(
+        &self,
+        z: MatRef<'_, f64>,
+        buffer: &'b mut Vec<f64>,
+        par: Par,
+        then: impl Fn(usize, &mut [f64]) -> T + Sync,
+    ) -> (MatMut<'b, f64>, Vec<f64>, Vec<T>) {
         let z_sq = row_sq_norms(z);
         let mut kz = rows::scratch_mat(buffer, z.nrows(), self.rank());
-        self.params.kernel.block_into(
+        let out = self.params.kernel.block_into_then(
             kz.rb_mut(),
             z,
             &z_sq,
             self.landmarks.view(),
             &self.landmark_sq,
             par,
+            then,
         );
-        (kz, self.diagonal(&z_sq))
+        (kz, self.diagonal(&z_sq), out)
     }
 
     /// k(z, z) of rows with squared norms `z_sq`.
@@ -151,23 +165,15 @@ impl NystromPlan {
     /// of [`NystromPlan::finish`], which halves the products of this pass.
     /// `c0`: [`NystromPlan::kernel_shift`].
     fn block_sums(&self, chunk: MatRef<'_, f64>, c0: &[f64], buffer: &mut Vec<f64>) -> NystromSums {
-        let (mut kz, kzz) = self.kernel_rows(chunk, buffer, Par::Seq);
-        // Column by column (contiguous): c − c₀ and its sums.
-        let mut first = Vec::with_capacity(self.rank());
-        for (j, c0) in c0.iter().enumerate() {
-            let col = kz
-                .rb_mut()
-                .col_mut(j)
-                .try_as_col_major_mut()
-                .expect("a scratch matrix has contiguous columns")
-                .as_slice_mut();
+        // Each column as it is computed (still in cache): c − c₀ and its sum.
+        let (kz, kzz, first) = self.kernel_rows_then(chunk, buffer, Par::Seq, |j, col| {
             let mut sum = 0.0;
             for v in col.iter_mut() {
-                *v -= c0;
+                *v -= c0[j];
                 sum += *v;
             }
-            first.push(sum);
-        }
+            sum
+        });
         let r = self.rank();
         // Only the lower triangle of the symmetric Σ (c − c₀)(c − c₀)ᵀ: half the products.
         let mut second = vec![0.0; r * r];
