@@ -30,7 +30,7 @@ use crate::model::params::{Kind, ParamSpec};
 use crate::rng::Rng;
 use crate::validate;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
-use faer::{Mat, MatRef, Par};
+use faer::{Mat, MatMut, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 /// Kernel PCA through landmarks (a Nyström fit).
@@ -357,34 +357,38 @@ impl NystromKpca {
         let mut fitted = plan.finish_with_sample(&sums, sample.as_ref())?;
         drop(sample);
         let d = fitted.eigenvalues.len();
-        let mut stored = if sink.is_none() {
-            Mat::<f64>::zeros(n, d)
-        } else {
-            Mat::<f64>::zeros(0, d)
-        };
+        // The training embedding, column-major, written in place block by block (no
+        // copy of the whole afterwards).
+        let mut stored = vec![0.0; if sink.is_none() { n * d } else { 0 }];
         let mut done = 0usize;
         source.for_each_chunk(&mut |start, chunk| {
             // Checked in the first two passes already; only the width can have changed.
             validate::columns("training data", chunk, width)?;
-            let parts = in_blocks(chunk, step, |_, part, buffer| {
-                Ok(fitted.coordinates_in(part, buffer, Par::Seq))
-            })?;
             let mut at = start;
-            for y in parts {
-                match sink.as_mut() {
-                    Some(f) => f(at, y.as_ref())?,
-                    None => stored
-                        .as_mut()
-                        .subrows_mut(at, y.nrows())
-                        .copy_from(y.as_ref()),
-                }
-                at += y.nrows();
-            }
+            rows::for_blocks(
+                chunk,
+                step,
+                |_, part, buffer| Ok(fitted.coordinates_in(part, buffer, Par::Seq)),
+                |y| {
+                    match sink.as_mut() {
+                        Some(f) => f(at, y.as_ref())?,
+                        None => MatMut::from_column_major_slice_mut(&mut stored, n, d)
+                            .subrows_mut(at, y.nrows())
+                            .copy_from(y.as_ref()),
+                    }
+                    at += y.nrows();
+                    Ok(())
+                },
+            )?;
             done += chunk.nrows();
             crate::progress::report(|| format!("Nyström: embedding {done}/{n} rows"));
             crate::progress::check()
         })?;
-        fitted.embedding = StoredMat::from_mat(stored.as_ref());
+        fitted.embedding = if sink.is_none() {
+            StoredMat::from_column_major(n, d, stored)
+        } else {
+            StoredMat::from_mat(Mat::<f64>::zeros(0, d).as_ref())
+        };
         Ok(fitted)
     }
 }
