@@ -307,8 +307,12 @@ fn a_60_point_roll_is_solved_to_a_feasible_k_below_its_dual_bound() {
 
 /// `solved` promises the objective as well: on the 150-point roll with k = 6 the three
 /// residuals meet `tol` while tr K and the dual bound still differ by 2.5e-6 (large
-/// multipliers, maths §15), so the status is almost-solved and the warning gives the
-/// objective gap; where a fit is solved, its objective gap is within `tol`.
+/// multipliers, maths §15). The iterate is then restored onto the constraints: K keeps
+/// every edge, its trace is a lower bound on the optimum and the dual objective an upper
+/// one, 2.7e-6 above; the status is almost-solved and the warning says so. The optimum
+/// itself, 27049.621859203544, is SDPA-GMP's on the same program (128-bit arithmetic,
+/// primal–dual gap 8.5e-12; `benches/probes/mvu_sdpa_gmp.py`): the restored trace is
+/// within 1e-7 of it. Where a fit is solved, its objective gap is within `tol`.
 #[test]
 fn solved_means_the_objectives_agree_to_tol() {
     use oose::model::method::Fitted;
@@ -336,11 +340,17 @@ fn solved_means_the_objectives_agree_to_tol() {
             SdpStatus::Solved => assert!(gap.abs() <= m.params().tol, "{gap:e}"),
             _ => {
                 assert!(
-                    gap.abs() > m.params().tol && p < 1e-8 && dgap < 1e-8,
+                    gap < -m.params().tol && p <= 1e-12 && dgap < 1e-5,
                     "{gap:e}"
                 );
+                let optimum = 27049.621859203544;
+                let err = (m.objective() - optimum) / optimum;
+                assert!(err < 0.0 && err > -1e-7, "tr K {} ({err:e})", m.objective());
                 let w = m.fit_warnings().join("\n");
-                assert!(w.contains("objective gap 2.5e-6"), "{w}");
+                assert!(
+                    w.contains("objective gap -2.7e-6") && w.contains("lower bound"),
+                    "{w}"
+                );
             }
         }
     }
