@@ -4,5 +4,7 @@
 # (benches/peers/mvu_suite.py). oose through its Python package, built in release into
 # its own .venv-mvu with the peers.
 . "$(dirname "$0")/common.sh"
+# MVU_GMP=1 adds SDPA-GMP (pip package sdpa-multiprecision, GPL) as a peer: ~20 min more.
 oose_env .venv-mvu cvxpy clarabel scs numpy scipy
+if [ "${MVU_GMP:-0}" = 1 ]; then .venv-mvu/bin/pip install -q sdpa-multiprecision; fi
 .venv-mvu/bin/python benches/peers/mvu_suite.py
