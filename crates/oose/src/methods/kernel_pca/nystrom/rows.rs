@@ -70,17 +70,22 @@ pub(super) fn for_blocks<T: Send>(
     let n = chunk.nrows();
     let threads = rayon::current_num_threads().max(1);
     let starts: Vec<usize> = (0..n).step_by(step.max(1)).collect();
-    // One buffer per worker thread (by its index in the pool; a thread outside the pool
-    // takes the first). A buffer is only ever locked by the thread it belongs to, one
-    // block at a time, so the locks never wait.
+    // One buffer per worker thread, by its index in the pool. A buffer is only taken by
+    // the thread it belongs to, one block at a time; should it be held all the same (a
+    // thread that re-entered `f` while waiting), the block gets a buffer of its own
+    // instead of waiting for the lock.
     let scratch: Vec<Mutex<Vec<f64>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
     for group in starts.chunks(threads) {
         let parts: Vec<T> = group
             .par_iter()
             .map(|&s| {
+                let block = chunk.subrows(s, step.min(n - s));
                 let slot = rayon::current_thread_index().unwrap_or(0) % threads;
-                let mut buffer = scratch[slot].lock().unwrap_or_else(|e| e.into_inner());
-                f(s, chunk.subrows(s, step.min(n - s)), &mut buffer)
+                match scratch[slot].try_lock() {
+                    Ok(mut buffer) => f(s, block, &mut buffer),
+                    Err(std::sync::TryLockError::Poisoned(e)) => f(s, block, &mut e.into_inner()),
+                    Err(std::sync::TryLockError::WouldBlock) => f(s, block, &mut Vec::new()),
+                }
             })
             .collect::<Result<_>>()?;
         for part in parts {
