@@ -74,22 +74,31 @@ def facial_basis(X, edges, d2):
     return v[:, w <= 1e-9 * max(w[-1], 1.0)]
 
 
-def solve_reduced(X, k, solver, **opts):
-    """The same program over K = W Y Wᵀ (Y ⪰ 0, W from `facial_basis`): a program with
-    an interior, which a general conic solver can solve accurately. Returns K, tr K,
-    the solver's time, wall time, status and the size of Y."""
+def reduced_constraints(X, k):
+    """The program over K = W Y Wᵀ (W from `facial_basis`): W, the independent edge
+    constraints as rows of A (each a symmetric r×r matrix, flattened) with right-hand
+    sides b — the row space of the edge constraints from an SVD: inside the face the
+    edges of a clique are linearly dependent, and a conic solver's KKT system needs
+    independent rows — and the mean squared edge length (a scale for the solve)."""
     e, d2 = graph(X, k)
     W = facial_basis(X, e, d2)
     r = W.shape[1]
     U = W[e[:, 0]] - W[e[:, 1]]  # m × r: uₑ = Wᵀ(eᵢ − eⱼ)
     A = np.einsum("ea,eb->eab", U, U).reshape(len(e), r * r)
     b = d2[e[:, 0], e[:, 1]]
-    # Inside the face, edges of a clique are linearly dependent constraints; a conic
-    # solver's KKT system needs independent rows: the row space of A, same feasible set.
     u, s, vt = np.linalg.svd(A, full_matrices=False)
     rank = int((s > 1e-10 * s[0]).sum())
-    A_ind = vt[:rank]
-    b_ind = (u[:, :rank].T @ b) / s[:rank]
+    rows = vt[:rank].reshape(rank, r, r)
+    A_ind = (0.5 * (rows + rows.transpose(0, 2, 1))).reshape(rank, r * r)  # exact symmetry
+    return W, A_ind, (u[:, :rank].T @ b) / s[:rank], b.mean()
+
+
+def solve_reduced(X, k, solver, **opts):
+    """The same program over K = W Y Wᵀ (Y ⪰ 0, `reduced_constraints`): a program with
+    an interior, which a general conic solver can solve accurately. Returns K, tr K,
+    the solver's time, wall time, status and the size of Y."""
+    W, A_ind, b_ind, _ = reduced_constraints(X, k)
+    r = W.shape[1]
     Y = cp.Variable((r, r), symmetric=True)
     prob = cp.Problem(
         cp.Maximize(cp.trace(Y)), [Y >> 0, A_ind @ cp.vec(Y, order="C") == b_ind]
@@ -111,20 +120,11 @@ def solve_reduced_dual(X, k, solver, **opts):
     the 4005 entries of Y when cvxpy hands it the primal), which is what makes a
     multiple-precision solve (SDPA-GMP, through `sdpa-multiprecision`) affordable.
     Returns K, tr K, the solver's time, wall time, status and the size of Y."""
-    e, d2 = graph(X, k)
-    W = facial_basis(X, e, d2)
+    W, A_ind, b_ind, scale = reduced_constraints(X, k)
     r = W.shape[1]
-    U = W[e[:, 0]] - W[e[:, 1]]
-    A = np.einsum("ea,eb->eab", U, U).reshape(len(e), r * r)
-    b = d2[e[:, 0], e[:, 1]]
-    scale = b.mean()
-    u, s, vt = np.linalg.svd(A, full_matrices=False)
-    rank = int((s > 1e-10 * s[0]).sum())
-    mats = vt[:rank].reshape(rank, r, r)
-    mats = 0.5 * (mats + mats.transpose(0, 2, 1))  # symmetric to rounding: made exact
-    b_ind = (u[:, :rank].T @ (b / scale)) / s[:rank]
-    y = cp.Variable(rank)
-    lmi = cp.reshape(mats.reshape(rank, r * r).T @ y, (r, r), order="C") - np.eye(r)
+    b_ind = b_ind / scale
+    y = cp.Variable(len(b_ind))
+    lmi = cp.reshape(A_ind.T @ y, (r, r), order="C") - np.eye(r)
     psd = 0.5 * (lmi + lmi.T) >> 0
     prob = cp.Problem(cp.Minimize(b_ind @ y), [psd])
     t = time.perf_counter()

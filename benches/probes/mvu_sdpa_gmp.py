@@ -7,8 +7,8 @@ usage: mvu_sdpa_gmp.py POINTS.npy K [EPS [BITS [K_OUT.npy]]]   (points from
 `oose dataset swiss-roll`; defaults EPS = 1e-20, BITS = 256; K_OUT: where to write
 K = W Y Wᵀ in original units, for a comparison of embeddings)
 
-The program is the one of benches/peers/mvu_cvxpy.py (`facial_basis`, independent
-edge constraints from an SVD), written in SDPAP's form: minimise cᵀx subject to
+The program is the one of benches/peers/mvu_cvxpy.py (`reduced_constraints`: the facial
+basis and independent edge constraints from an SVD), written in SDPAP's form: minimise cᵀx subject to
 Ax − b = 0, x = vec(Y) with Y ⪰ 0; c = −vec(I), so −cᵀx = tr Y = tr K. Squared edge
 lengths are divided by their mean for the solve and the objective multiplied back.
 Prints one JSON line: objective (primal and dual, original units), relative gap,
@@ -22,7 +22,7 @@ import numpy as np
 from scipy import sparse
 
 sys.path.insert(0, "benches/peers")
-from mvu_cvxpy import facial_basis, graph  # noqa: E402
+from mvu_cvxpy import reduced_constraints  # noqa: E402
 
 import sdpap  # noqa: E402
 
@@ -31,20 +31,9 @@ def main():
     X = np.load(sys.argv[1])
     k = int(sys.argv[2])
     eps = float(sys.argv[3]) if len(sys.argv) > 3 else 1e-20
-    e, d2 = graph(X, k)
-    W = facial_basis(X, e, d2)
-    r = W.shape[1]
-    U = W[e[:, 0]] - W[e[:, 1]]
-    A = np.einsum("ea,eb->eab", U, U).reshape(len(e), r * r)
-    b = d2[e[:, 0], e[:, 1]]
-    scale = b.mean()
-    u, s, vt = np.linalg.svd(A, full_matrices=False)
-    rank = int((s > 1e-10 * s[0]).sum())
-    A_ind = vt[:rank]
-    # Each row a symmetric r×r matrix (equal to rounding already; made exact).
-    rows = A_ind.reshape(rank, r, r)
-    A_ind = (0.5 * (rows + rows.transpose(0, 2, 1))).reshape(rank, r * r)
-    b_ind = (u[:, :rank].T @ (b / scale)) / s[:rank]
+    W, A_ind, b_ind, scale = reduced_constraints(X, k)
+    r, rank = W.shape[1], len(b_ind)
+    b_ind = b_ind / scale
     c = -np.eye(r).reshape(r * r)
     K = sdpap.SymCone(s=(r,))
     J = sdpap.SymCone(f=rank)
