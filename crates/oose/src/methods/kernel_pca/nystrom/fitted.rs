@@ -59,17 +59,19 @@ impl FittedNystromKpca {
 
     /// Coordinates of the rows of `z`: k_P(z)ᵀ L⁻ᵀ V_d − V_dᵀ f̄. Row by row.
     pub fn coordinates(&self, z: MatRef<'_, f64>, par: Par) -> Mat<f64> {
-        self.coordinates_in(z, &mut Vec::new(), par)
+        let (kz, _) = self.plan.kernel_rows(z, par);
+        self.project(kz.as_ref(), par)
     }
 
-    /// [`FittedNystromKpca::coordinates`] with the kernel rows written in `buffer`.
+    /// [`FittedNystromKpca::coordinates`] with the kernel rows written in `buffer`: the
+    /// fit's embedding pass (its rows may differ from `coordinates`' in the last bits).
     pub(super) fn coordinates_in(
         &self,
         z: MatRef<'_, f64>,
         buffer: &mut Vec<f64>,
         par: Par,
     ) -> Mat<f64> {
-        let (kz, _) = self.plan.kernel_rows(z, buffer, par);
+        let (kz, _) = self.plan.kernel_rows_in(z, buffer, par);
         self.project(kz.rb(), par)
     }
 
@@ -84,9 +86,8 @@ impl FittedNystromKpca {
     /// The extension of the rows of `z` (coordinates, power function, reconstruction
     /// error), on this thread.
     pub(super) fn extend_block(&self, z: MatRef<'_, f64>) -> Extension {
-        let mut buffer = Vec::new();
-        let (f, kz, kzz) = self.plan.features(z, &mut buffer, Par::Seq);
-        let y = self.project(kz.rb(), Par::Seq);
+        let (f, kz, kzz) = self.plan.features(z, Par::Seq);
+        let y = self.project(kz.as_ref(), Par::Seq);
         let m = z.nrows();
         // Each row's sums over j in order, taken column by column (contiguous).
         let (mut norm2, mut centred2, mut y2) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);

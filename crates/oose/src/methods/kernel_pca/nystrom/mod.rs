@@ -298,7 +298,7 @@ impl NystromKpca {
             shift: vec![0.0; r],
         };
         if self.centering {
-            let f = plan.features(sample, &mut Vec::new(), Par::rayon(0)).0;
+            let f = plan.features(sample, Par::rayon(0)).0;
             plan.shift = (0..r)
                 .map(|j| f.col_as_slice(j).iter().sum::<f64>() / f.nrows() as f64)
                 .collect();

@@ -52,22 +52,17 @@ impl NystromPlan {
         ((1usize << 20) / self.rank().max(1)).clamp(256, 1 << 16)
     }
 
-    /// The feature vectors f(z) = L⁻¹ k_P(z) (m×r) of the rows of `z`, and their kernel
-    /// rows k_P(z) (m×r, written in `buffer`) and k(z, z).
-    pub(super) fn features<'b>(
-        &self,
-        z: MatRef<'_, f64>,
-        buffer: &'b mut Vec<f64>,
-        par: Par,
-    ) -> (Mat<f64>, MatMut<'b, f64>, Vec<f64>) {
-        let (kz, kzz) = self.kernel_rows(z, buffer, par);
+    /// The feature vectors f(z) = L⁻¹ k_P(z) (m×r) of the rows of `z`, their kernel
+    /// rows k_P(z) (m×r) and k(z, z): the extension's path, in matrices of their own.
+    pub(super) fn features(&self, z: MatRef<'_, f64>, par: Par) -> (Mat<f64>, Mat<f64>, Vec<f64>) {
+        let (kz, kzz) = self.kernel_rows(z, par);
         let mut f = Mat::<f64>::zeros(z.nrows(), self.rank());
         // L⁻ᵀ is upper triangular: half the products of a full one.
         triangular::matmul(
             f.as_mut(),
             BlockStructure::Rectangular,
             Accum::Replace,
-            kz.rb(),
+            kz.as_ref(),
             BlockStructure::Rectangular,
             self.linv_t.view(),
             BlockStructure::TriangularUpper,
@@ -77,31 +72,42 @@ impl NystromPlan {
         (f, kz, kzz)
     }
 
-    /// The kernel rows k_P(z) (m×r) of the rows of `z`, written in `buffer` (a block
-    /// pass reuses one per thread: no allocation per block), and k(z, z).
-    pub(super) fn kernel_rows<'b>(
+    /// The kernel rows k_P(z) (m×r) of the rows of `z` in a matrix of their own, and
+    /// k(z, z). What the extension uses: a row's bits then do not depend on the other
+    /// rows of its batch (a reused buffer's layout differs from faer's own for a single
+    /// row, and so can the product's rounding).
+    pub(super) fn kernel_rows(&self, z: MatRef<'_, f64>, par: Par) -> (Mat<f64>, Vec<f64>) {
+        let mut kz = Mat::<f64>::zeros(z.nrows(), self.rank());
+        let (kzz, _) = self.kernel_rows_into(z, kz.as_mut(), par, |_, _| ());
+        (kz, kzz)
+    }
+
+    /// The kernel rows written into `buffer` (the fit's passes reuse one per thread: no
+    /// allocation per block), and k(z, z).
+    pub(super) fn kernel_rows_in<'b>(
         &self,
         z: MatRef<'_, f64>,
         buffer: &'b mut Vec<f64>,
         par: Par,
     ) -> (MatMut<'b, f64>, Vec<f64>) {
-        let (kz, kzz, _) = self.kernel_rows_then(z, buffer, par, |_, _| ());
+        let mut kz = rows::scratch_mat(buffer, z.nrows(), self.rank());
+        let (kzz, _) = self.kernel_rows_into(z, kz.rb_mut(), par, |_, _| ());
         (kz, kzz)
     }
 
-    /// [`NystromPlan::kernel_rows`], with `then(j, column j)` applied to each column as
-    /// it is computed ([`Kernel::block_into_then`](crate::kernel::Kernel)); its results.
-    fn kernel_rows_then<'b, T: Send>(
+    /// The kernel rows written into `kz`, with `then(j, column j)` applied to each column
+    /// as it is computed ([`Kernel::block_into_then`](crate::kernel::Kernel)): k(z, z)
+    /// and the results of `then`.
+    fn kernel_rows_into<T: Send>(
         &self,
         z: MatRef<'_, f64>,
-        buffer: &'b mut Vec<f64>,
+        kz: MatMut<'_, f64>,
         par: Par,
         then: impl Fn(usize, &mut [f64]) -> T + Sync,
-    ) -> (MatMut<'b, f64>, Vec<f64>, Vec<T>) {
+    ) -> (Vec<f64>, Vec<T>) {
         let z_sq = row_sq_norms(z);
-        let mut kz = rows::scratch_mat(buffer, z.nrows(), self.rank());
         let out = self.params.kernel.block_into_then(
-            kz.rb_mut(),
+            kz,
             z,
             &z_sq,
             self.landmarks.view(),
@@ -109,7 +115,7 @@ impl NystromPlan {
             par,
             then,
         );
-        (kz, self.diagonal(&z_sq), out)
+        (self.diagonal(&z_sq), out)
     }
 
     /// k(z, z) of rows with squared norms `z_sq`.
@@ -166,7 +172,8 @@ impl NystromPlan {
     /// `c0`: [`NystromPlan::kernel_shift`].
     fn block_sums(&self, chunk: MatRef<'_, f64>, c0: &[f64], buffer: &mut Vec<f64>) -> NystromSums {
         // Each column as it is computed (still in cache): c − c₀ and its sum.
-        let (kz, kzz, first) = self.kernel_rows_then(chunk, buffer, Par::Seq, |j, col| {
+        let mut kz = rows::scratch_mat(buffer, chunk.nrows(), self.rank());
+        let (kzz, first) = self.kernel_rows_into(chunk, kz.rb_mut(), Par::Seq, |j, col| {
             let mut sum = 0.0;
             for v in col.iter_mut() {
                 *v -= c0[j];
