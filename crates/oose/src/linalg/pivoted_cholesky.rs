@@ -78,6 +78,7 @@ where
     // full; nothing zero-filled).
     let mut cap = n.min(max_rank).min(64);
     let mut big = Mat::<f64>::with_capacity(n, cap);
+    big.resize_with(n, 0, |_, _| 0.0);
     let mut max_remaining = max_diag;
     let mut complete = true;
     let mut col = Mat::<f64>::zeros(n, 1);
@@ -143,8 +144,7 @@ where
             l[jj * r + ii] = big[(pivots[ii], jj)];
         }
     }
-    // (0×0 when no pivot was taken.)
-    let g = if r == 0 { Mat::zeros(n, 0) } else { big };
+    let g = big;
     Factorization {
         chol: PivotedCholesky {
             pivots,
