@@ -524,7 +524,8 @@ mod tests {
 
     /// A reused buffer (here full of NaN and larger than the block) is overwritten
     /// entirely, with the bits of a fresh block, sequential or parallel, for a radial
-    /// kernel and an inner-product one.
+    /// kernel and an inner-product one; and those values are the kernel's, from its
+    /// definition (`direct`), to 1e-14.
     #[test]
     fn block_into_a_dirty_buffer_is_bitwise_a_fresh_block() {
         let a = Mat::from_fn(300, 3, |i, j| ((i * 7 + j * 3) % 11) as f64 * 0.3 - 1.0);
@@ -544,8 +545,12 @@ mod tests {
                 let out = MatMut::from_column_major_slice_mut(&mut buffer[..300 * 250], 300, 250);
                 kernel.block_into(out, a.as_ref(), &a_sq, b.as_ref(), &b_sq, par);
                 for j in 0..250 {
+                    let bj: Vec<f64> = (0..3).map(|c| b[(j, c)]).collect();
                     for i in 0..300 {
                         assert_eq!(buffer[i + 300 * j].to_bits(), fresh[(i, j)].to_bits());
+                        let ai: Vec<f64> = (0..3).map(|c| a[(i, c)]).collect();
+                        let want = direct(&kernel, &ai, &bj);
+                        assert!((fresh[(i, j)] - want).abs() <= 1e-14 * want.abs().max(1.0));
                     }
                 }
             }
