@@ -122,6 +122,16 @@ fn a_streamed_fit_in_any_chunks_is_the_in_memory_fit() {
     // through bytes; truncated bytes are refused.
     let again = whole.embed(x.as_ref()).unwrap();
     assert!((again.as_ref() - whole.embedding()).norm_max() < 1e-12 * whole.embedding().norm_max());
+    // `embed` (the fit's embedding pass, on reused per-thread buffers) gives each row the
+    // bits `extend` gives it, also in a last block of one row: new points one more than
+    // a block of 2²⁰ kernel values.
+    let r = whole.landmark_indices().len();
+    let z = roll((1 << 20) / r + 1, 7);
+    let (by_embed, by_extend) = (
+        whole.embed(z.as_ref()).unwrap(),
+        whole.extend(z.as_ref()).unwrap(),
+    );
+    assert_eq!(by_embed, by_extend.coordinates);
     let bytes = whole.to_bytes();
     let back = oose::methods::kernel_pca::FittedNystromKpca::from_bytes(&bytes).unwrap();
     assert_eq!(back.embed(x.as_ref()).unwrap(), again);

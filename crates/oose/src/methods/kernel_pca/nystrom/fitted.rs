@@ -63,12 +63,12 @@ impl FittedNystromKpca {
         self.project(kz.as_ref(), par)
     }
 
-    /// [`FittedNystromKpca::coordinates`] with the kernel rows written in `buffer`: the
-    /// fit's embedding pass (its rows may differ from `coordinates`' in the last bits).
+    /// [`FittedNystromKpca::coordinates`] with the kernel rows written in `buffer` (the
+    /// same bits).
     pub(super) fn coordinates_in(
         &self,
         z: MatRef<'_, f64>,
-        buffer: &mut Vec<f64>,
+        buffer: &mut Mat<f64>,
         par: Par,
     ) -> Mat<f64> {
         let (kz, _) = self.plan.kernel_rows_in(z, buffer, par);

@@ -346,7 +346,6 @@ impl NystromKpca {
         crate::progress::report(|| format!("Nyström: choosing landmarks on {} rows", rows.len()));
         let plan = self.plan(sample.as_ref(), &rows, n)?;
         let mut sums = plan.empty_sums();
-        let step = plan.chunk_rows();
         let mut done = 0usize;
         source.for_each_chunk(&mut |_, chunk| {
             sums.add(&plan.sums(chunk)?)?;
@@ -364,22 +363,15 @@ impl NystromKpca {
         source.for_each_chunk(&mut |start, chunk| {
             // Checked in the first two passes already; only the width can have changed.
             validate::columns("training data", chunk, width)?;
-            let mut at = start;
-            rows::for_blocks(
-                chunk,
-                step,
-                |_, part, buffer| Ok(fitted.coordinates_in(part, buffer, Par::Seq)),
-                |y| {
-                    match sink.as_mut() {
-                        Some(f) => f(at, y.as_ref())?,
-                        None => MatMut::from_column_major_slice_mut(&mut stored, n, d)
-                            .subrows_mut(at, y.nrows())
-                            .copy_from(y.as_ref()),
-                    }
-                    at += y.nrows();
+            fitted.embed_blocks(chunk, |at, y| match sink.as_mut() {
+                Some(f) => f(start + at, y),
+                None => {
+                    MatMut::from_column_major_slice_mut(&mut stored, n, d)
+                        .subrows_mut(start + at, y.nrows())
+                        .copy_from(y);
                     Ok(())
-                },
-            )?;
+                }
+            })?;
             done += chunk.nrows();
             crate::progress::report(|| format!("Nyström: embedding {done}/{n} rows"));
             crate::progress::check()
@@ -401,10 +393,32 @@ impl FittedNystromKpca {
     pub fn embed(&self, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
         validate::columns("new points", z, self.plan.landmarks.ncols())?;
         validate::finite("new points", z)?;
-        let parts = in_blocks(z, self.plan.chunk_rows(), |_, b, buffer| {
-            Ok(self.coordinates_in(b, buffer, Par::Seq))
+        let mut y = Mat::<f64>::zeros(z.nrows(), self.eigenvalues.len());
+        self.embed_blocks(z, |at, part| {
+            y.as_mut().subrows_mut(at, part.nrows()).copy_from(part);
+            Ok(())
         })?;
-        Ok(crate::linalg::stack_rows(&parts, self.eigenvalues.len()))
+        Ok(y)
+    }
+
+    /// The coordinates of the rows of `z` block by block, each block handed to
+    /// `put(first_row, y)` in order (the fit's embedding pass and [`embed`](Self::embed)).
+    fn embed_blocks(
+        &self,
+        z: MatRef<'_, f64>,
+        mut put: impl FnMut(usize, MatRef<'_, f64>) -> Result<()>,
+    ) -> Result<()> {
+        let mut at = 0;
+        rows::for_blocks(
+            z,
+            self.plan.chunk_rows(),
+            |_, b, buffer| Ok(self.coordinates_in(b, buffer, Par::Seq)),
+            |y| {
+                put(at, y.as_ref())?;
+                at += y.nrows();
+                Ok(())
+            },
+        )
     }
 
     /// The fitted model as bytes (without its novelty score, which the model keeps).
@@ -428,7 +442,7 @@ impl FittedNystromKpca {
 mod fitted;
 mod plan;
 mod rows;
-use rows::{finite_from, in_blocks};
+use rows::finite_from;
 pub use rows::{InMemory, Rows, Sink};
 
 /// The landmark parameters (shared with the interfaces).

@@ -73,9 +73,7 @@ impl NystromPlan {
     }
 
     /// The kernel rows k_P(z) (m×r) of the rows of `z` in a matrix of their own, and
-    /// k(z, z). What the extension uses: a row's bits then do not depend on the other
-    /// rows of its batch (a reused buffer's layout differs from faer's own for a single
-    /// row, and so can the product's rounding).
+    /// k(z, z).
     pub(super) fn kernel_rows(&self, z: MatRef<'_, f64>, par: Par) -> (Mat<f64>, Vec<f64>) {
         let mut kz = Mat::<f64>::zeros(z.nrows(), self.rank());
         let (kzz, _) = self.kernel_rows_into(z, kz.as_mut(), par, |_, _| ());
@@ -83,11 +81,11 @@ impl NystromPlan {
     }
 
     /// The kernel rows written into `buffer` (the fit's passes reuse one per thread: no
-    /// allocation per block), and k(z, z).
+    /// allocation per block; [`rows::scratch_mat`], the same bits), and k(z, z).
     pub(super) fn kernel_rows_in<'b>(
         &self,
         z: MatRef<'_, f64>,
-        buffer: &'b mut Vec<f64>,
+        buffer: &'b mut Mat<f64>,
         par: Par,
     ) -> (MatMut<'b, f64>, Vec<f64>) {
         let mut kz = rows::scratch_mat(buffer, z.nrows(), self.rank());
@@ -170,7 +168,7 @@ impl NystromPlan {
     /// vectors (maths §11): the features' triangular product is left to the r×r matrix
     /// of [`NystromPlan::finish`], which halves the products of this pass.
     /// `c0`: [`NystromPlan::kernel_shift`].
-    fn block_sums(&self, chunk: MatRef<'_, f64>, c0: &[f64], buffer: &mut Vec<f64>) -> NystromSums {
+    fn block_sums(&self, chunk: MatRef<'_, f64>, c0: &[f64], buffer: &mut Mat<f64>) -> NystromSums {
         // Each column as it is computed (still in cache): c − c₀ and its sum.
         let mut kz = rows::scratch_mat(buffer, chunk.nrows(), self.rank());
         let (kzz, first) = self.kernel_rows_into(chunk, kz.rb_mut(), Par::Seq, |j, col| {

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::validate;
-use faer::{MatMut, MatRef};
+use faer::{Mat, MatMut, MatRef};
 
 /// Where a streamed fit sends each chunk's training coordinates: `(first_row, y)`.
 pub type Sink<'a> = &'a mut dyn FnMut(usize, MatRef<'_, f64>) -> Result<()>;
@@ -41,28 +41,15 @@ impl Rows for InMemory<'_> {
 }
 
 /// `f(first_row, block, scratch)` on consecutive blocks of `step` rows of `chunk`, as
-/// many at a time as there are threads, results in order. `scratch` is a buffer of
-/// the thread running `f`, kept from block to block (its contents are whatever the last
-/// block left), so that a block's kernel rows need no fresh allocation.
-pub(super) fn in_blocks<T: Send>(
-    chunk: MatRef<'_, f64>,
-    step: usize,
-    f: impl Fn(usize, MatRef<'_, f64>, &mut Vec<f64>) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    let mut out = Vec::new();
-    for_blocks(chunk, step, f, |part| {
-        out.push(part);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-/// [`in_blocks`], each block's result handed to `consume` in block order as soon as its
-/// group of blocks (one per thread) is done: only a group's results are held at once.
+/// many at a time as there are threads, each result handed to `consume` in block order
+/// as soon as its group of blocks (one per thread) is done: only a group's results are
+/// held at once. `scratch` is a buffer of the thread running `f`, kept from block to
+/// block (its contents are whatever the last block left; [`scratch_mat`]), so that a
+/// block's kernel rows need no fresh allocation.
 pub(super) fn for_blocks<T: Send>(
     chunk: MatRef<'_, f64>,
     step: usize,
-    f: impl Fn(usize, MatRef<'_, f64>, &mut Vec<f64>) -> Result<T> + Sync,
+    f: impl Fn(usize, MatRef<'_, f64>, &mut Mat<f64>) -> Result<T> + Sync,
     mut consume: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     use rayon::prelude::*;
@@ -74,7 +61,7 @@ pub(super) fn for_blocks<T: Send>(
     // the thread it belongs to, one block at a time; should it be held all the same (a
     // thread that re-entered `f` while waiting), the block gets a buffer of its own
     // instead of waiting for the lock.
-    let scratch: Vec<Mutex<Vec<f64>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
+    let scratch: Vec<Mutex<Mat<f64>>> = (0..threads).map(|_| Mutex::new(Mat::new())).collect();
     for group in starts.chunks(threads) {
         let parts: Vec<T> = group
             .par_iter()
@@ -84,7 +71,7 @@ pub(super) fn for_blocks<T: Send>(
                 match scratch[slot].try_lock() {
                     Ok(mut buffer) => f(s, block, &mut buffer),
                     Err(std::sync::TryLockError::Poisoned(e)) => f(s, block, &mut e.into_inner()),
-                    Err(std::sync::TryLockError::WouldBlock) => f(s, block, &mut Vec::new()),
+                    Err(std::sync::TryLockError::WouldBlock) => f(s, block, &mut Mat::new()),
                 }
             })
             .collect::<Result<_>>()?;
@@ -95,13 +82,15 @@ pub(super) fn for_blocks<T: Send>(
     Ok(())
 }
 
-/// `buffer` as an m×r column-major matrix (grown when short; the contents are not
-/// cleared: the caller overwrites them).
-pub(super) fn scratch_mat(buffer: &mut Vec<f64>, m: usize, r: usize) -> MatMut<'_, f64> {
-    if buffer.len() < m * r {
-        buffer.resize(m * r, 0.0);
+/// `buffer` as an m×r matrix to be overwritten: made anew (zeros) when its shape differs,
+/// so that it is laid out exactly as a fresh `Mat::zeros(m, r)` — faer's products can
+/// round differently on another layout (a one-row block), and a row's bits must not
+/// depend on whether its block's storage was reused.
+pub(super) fn scratch_mat(buffer: &mut Mat<f64>, m: usize, r: usize) -> MatMut<'_, f64> {
+    if buffer.nrows() != m || buffer.ncols() != r {
+        *buffer = Mat::zeros(m, r);
     }
-    MatMut::from_column_major_slice_mut(&mut buffer[..m * r], m, r)
+    buffer.as_mut()
 }
 
 /// Checks that a chunk starting at row `start` is finite, naming the row of the whole.
