@@ -16,7 +16,7 @@ use crate::linalg::pivoted_cholesky::pivoted_cholesky;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{
-    no_such_option, Configuration, ExtendOptions, Fitted, Input, InputKinds, Method,
+    no_such_option, Configuration, ExtendOptions, Fitted, Input, InputKinds, Method, Registered,
 };
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, RANK_TOLERANCE};
@@ -480,8 +480,6 @@ impl OutOfSample for FittedInterpolator {
 
 impl Method for Interpolator {
     type Fitted = FittedInterpolator;
-    const NAME: &'static str = "interpolate";
-    const ABOUT: &'static str = "Kernel interpolation of values on the training points (maths §8)";
     const INPUT: InputKinds = InputKinds::Values;
 
     const SPECS: &'static [ParamSpec] = &join::<9>(&[

@@ -12,7 +12,7 @@ use crate::linalg::stored::StoredMat;
 use crate::methods::mds::cmds_info;
 use crate::methods::mds::{Cmds, Definiteness};
 use crate::methods::OutOfSample;
-use crate::model::method::{points_only, Configuration, Fitted, Input, Method};
+use crate::model::method::{points_only, Configuration, Fitted, Input, Method, Registered};
 use crate::model::params::{Kind, ParamSpec, Values};
 use crate::model::specs::{N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::neighbors::{knn, knn_stoppable, Graph};
@@ -446,8 +446,6 @@ impl OutOfSample for FittedIsomap {
 
 impl Method for Isomap {
     type Fitted = FittedIsomap;
-    const NAME: &'static str = "isomap";
-    const ABOUT: &'static str = "Isomap: classical MDS of kNN-graph geodesics (maths §6)";
     const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &[

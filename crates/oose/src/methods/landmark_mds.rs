@@ -13,7 +13,7 @@ use crate::linalg::stored::StoredMat;
 use crate::methods::mds::cmds_info;
 use crate::methods::mds::{Cmds, Definiteness};
 use crate::methods::OutOfSample;
-use crate::model::method::{points_only, Configuration, Fitted, Input, Method};
+use crate::model::method::{points_only, Configuration, Fitted, Input, Method, Registered};
 use crate::model::params::{Kind, ParamSpec, Values};
 use crate::model::specs::{N_COMPONENTS, SEED, SOLVER};
 use crate::rng::Rng;
@@ -229,8 +229,6 @@ impl OutOfSample for FittedLandmarkMds {
 
 impl Method for LandmarkMds {
     type Fitted = FittedLandmarkMds;
-    const NAME: &'static str = "landmark-mds";
-    const ABOUT: &'static str = "Landmark MDS (maths §6)";
 
     const SPECS: &'static [ParamSpec] = &[
         N_COMPONENTS,

@@ -12,7 +12,9 @@ use crate::linalg::eigen::apply_sign_rule;
 use crate::linalg::memory;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
-use crate::model::method::{no_such_option, points_only, ExtendOptions, Fitted, Input, Method};
+use crate::model::method::{
+    no_such_option, points_only, ExtendOptions, Fitted, Input, Method, Registered,
+};
 use crate::model::params::ParamSpec;
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::validate;
@@ -240,8 +242,6 @@ impl OutOfSample for FittedPca {
 
 impl Method for Pca {
     type Fitted = FittedPca;
-    const NAME: &'static str = "pca";
-    const ABOUT: &'static str = "Linear PCA (maths §2)";
 
     const SPECS: &'static [ParamSpec] = &[N_COMPONENTS, RANK_TOLERANCE];
 

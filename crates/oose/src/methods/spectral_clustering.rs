@@ -16,7 +16,7 @@ use crate::methods::diffusion_maps::{
 use crate::methods::OutOfSample;
 #[allow(unused_imports)]
 use crate::model::method::{
-    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
+    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, SEED, SOLVER};
@@ -324,9 +324,6 @@ impl OutOfSample for FittedSpectralClustering {
 
 impl Method for SpectralClustering {
     type Fitted = FittedSpectralClustering;
-    const NAME: &'static str = "spectral-clustering";
-    const ABOUT: &'static str =
-        "Spectral clustering (Ng–Jordan–Weiss) extended to new points (maths §7)";
     const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<10>(&[

@@ -106,14 +106,21 @@ impl Configuration {
     }
 }
 
-/// A method: its name, its parameters, and `fit`.
-pub trait Method: Default + Sized {
-    /// The fitted type.
-    type Fitted: Fitted;
+/// A method's name and help line: given by its line in the registry
+/// ([`FittedMethod`](super::FittedMethod)'s definition in `model/mod.rs`), the one list
+/// of methods, and implemented there.
+pub trait Registered {
     /// The method's name on the command line and in model files' `info` (`kpca`).
     const NAME: &'static str;
     /// One line for help texts.
     const ABOUT: &'static str;
+}
+
+/// A method: its name (through its registry line, [`Registered`]), its parameters, and
+/// `fit`.
+pub trait Method: Registered + Default + Sized {
+    /// The fitted type.
+    type Fitted: Fitted;
     /// What the method is fitted on.
     const INPUT: InputKinds = InputKinds::Points;
     /// Whether the method compares points through a neighbour search or a kernel of
@@ -496,7 +503,10 @@ macro_rules! neighbour_embedding_fitted {
 
         fn check_options(&self, opts: &$crate::model::ExtendOptions<'_>) -> $crate::Result<()> {
             opts.refuse_all_but(&["interpolation", "optimize"], |o| {
-                $crate::model::method::no_such_option(<$method as $crate::model::Method>::NAME, o)
+                $crate::model::method::no_such_option(
+                    <$method as $crate::model::Registered>::NAME,
+                    o,
+                )
             })
         }
 
@@ -558,7 +568,7 @@ macro_rules! inner_product_computing_mutual {
             ) -> $crate::Result<$crate::extend::restricted::Joint> {
                 if mutual.is_some() {
                     return Err($crate::model::method::mutual_refused(
-                        <$method as $crate::model::Method>::NAME,
+                        <$method as $crate::model::Registered>::NAME,
                     ));
                 }
                 <$fitted>::extend_joint(self, new)
@@ -595,7 +605,7 @@ pub(crate) fn points_only<T>(
 macro_rules! cmds_family_extension {
     ($method:ty) => {
         fn check_options(&self, opts: &$crate::model::ExtendOptions<'_>) -> $crate::Result<()> {
-            $crate::methods::mds::strategy_only(<$method as $crate::model::Method>::NAME, opts)
+            $crate::methods::mds::strategy_only(<$method as $crate::model::Registered>::NAME, opts)
         }
 
         fn extend_options(

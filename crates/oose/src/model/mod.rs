@@ -21,7 +21,9 @@ pub(crate) mod specs;
 
 pub(crate) use file::added_in;
 pub use file::{checksum, FORMAT_VERSION, MAGIC};
-pub use method::{Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method};
+pub use method::{
+    Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method, Registered,
+};
 
 use crate::diagnostics::novelty::{self, check_alpha, Novelty};
 use crate::error::Error;
@@ -44,10 +46,16 @@ use params::{ParamList, ParamSpec, Values};
 use serde::{Deserialize, Serialize};
 
 /// The registry: every method, once. Each line names the `Model` variant, the fitted
-/// type and the parameter struct (which implements [`Method`]). The order is the
-/// on-disk variant index of model files: append only (a removed method keeps its slot).
+/// type, the parameter struct (which implements [`Method`]), the method's name and its
+/// help line (the struct's [`Registered`] impl). The order is the on-disk variant index
+/// of model files: append only (a removed method keeps its slot).
 macro_rules! registry {
-    ($($(#[$doc:meta])* $variant:ident($fitted:ty) = $params:ty;)*) => {
+    ($($(#[$doc:meta])* $variant:ident($fitted:ty) = $params:ty, $name:literal, $about:expr;)*) => {
+        $(impl Registered for $params {
+            const NAME: &'static str = $name;
+            const ABOUT: &'static str = $about;
+        })*
+
         /// A fitted method, any of the registered ones.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[non_exhaustive]
@@ -83,7 +91,7 @@ macro_rules! registry {
             /// The method's name as used on the command line.
             pub fn method(&self) -> &'static str {
                 match self {
-                    $(FittedMethod::$variant(_) => <$params as Method>::NAME,)*
+                    $(FittedMethod::$variant(_) => <$params as Registered>::NAME,)*
                 }
             }
         }
@@ -95,37 +103,73 @@ macro_rules! registry {
 
 registry! {
     /// Linear PCA.
-    Pca(FittedPca) = Pca;
+    Pca(FittedPca) = Pca,
+        "pca",
+        "Linear PCA (maths §2)";
     /// Kernel PCA.
-    KernelPca(FittedKernelPca) = KernelPca;
+    KernelPca(FittedKernelPca) = KernelPca,
+        "kpca",
+        "Kernel PCA with Nyström extension (maths §3)";
     /// Classical MDS.
-    Mds(FittedMds) = ClassicalMds;
+    Mds(FittedMds) = ClassicalMds,
+        "mds",
+        "Classical MDS of points or proximities (maths §5)";
     /// Landmark MDS.
-    LandmarkMds(FittedLandmarkMds) = LandmarkMds;
+    LandmarkMds(FittedLandmarkMds) = LandmarkMds,
+        "landmark-mds",
+        "Landmark MDS (maths §6)";
     /// Isomap.
-    Isomap(FittedIsomap) = Isomap;
+    Isomap(FittedIsomap) = Isomap,
+        "isomap",
+        "Isomap: classical MDS of kNN-graph geodesics (maths §6)";
     /// Diffusion maps.
-    DiffusionMaps(FittedDiffusionMaps) = DiffusionMaps;
+    DiffusionMaps(FittedDiffusionMaps) = DiffusionMaps,
+        "dmaps",
+        "Diffusion maps with exact Nyström extension (maths §7)";
     /// Laplacian eigenmaps.
-    Eigenmaps(FittedEigenmaps) = LaplacianEigenmaps;
+    Eigenmaps(FittedEigenmaps) = LaplacianEigenmaps,
+        "eigenmaps",
+        "Laplacian eigenmaps with exact Nyström extension (maths §7)";
     /// Spectral clustering.
-    SpectralClustering(FittedSpectralClustering) = SpectralClustering;
+    SpectralClustering(FittedSpectralClustering) = SpectralClustering,
+        "spectral-clustering",
+        "Spectral clustering (Ng–Jordan–Weiss) extended to new points (maths §7)";
     /// Kernel interpolation of values on the training points.
-    Interpolate(FittedInterpolator) = Interpolator;
+    Interpolate(FittedInterpolator) = Interpolator,
+        "interpolate",
+        "Kernel interpolation of values on the training points (maths §8)";
     /// Locally linear embedding.
-    Lle(crate::methods::lle::FittedLle) = crate::methods::lle::LocallyLinearEmbedding;
+    Lle(crate::methods::lle::FittedLle) = crate::methods::lle::LocallyLinearEmbedding,
+        "lle",
+        "Locally linear embedding with barycentric extension (maths §14; not exact on training points)";
     /// t-SNE.
-    Tsne(crate::methods::tsne::FittedTsne) = crate::methods::tsne::Tsne;
+    Tsne(crate::methods::tsne::FittedTsne) = crate::methods::tsne::Tsne,
+        "tsne",
+        "t-SNE with a weighted-median extension, exact on training points (maths §12)";
     /// UMAP.
-    Umap(crate::methods::umap::FittedUmap) = crate::methods::umap::Umap;
+    Umap(crate::methods::umap::FittedUmap) = crate::methods::umap::Umap,
+        "umap",
+        "UMAP with a weighted-median extension exact on training points, umap-learn's \
+         transform made sample-wise, and an inverse transform (maths §13)";
     /// Maximum variance unfolding (appended: the variant index is the file format).
-    Mvu(crate::methods::mvu::FittedMvu) = crate::methods::mvu::MaximumVarianceUnfolding;
+    Mvu(crate::methods::mvu::FittedMvu) = crate::methods::mvu::MaximumVarianceUnfolding,
+        "mvu",
+        "Maximum variance unfolding (exact SDP up to 1000 points, or landmarks) with barycentric \
+         extension (maths §15; not exact on training points)";
     /// Autoencoder (appended).
-    Autoencoder(crate::methods::autoencoder::FittedAutoencoder) = crate::methods::autoencoder::Autoencoder;
+    Autoencoder(crate::methods::autoencoder::FittedAutoencoder) = crate::methods::autoencoder::Autoencoder,
+        "autoencoder",
+        "Autoencoder: MLP encoder and decoder, Adam, early stopping; the encoder is the \
+         extension (maths §16)";
     /// Variational autoencoder (appended).
-    Vae(crate::methods::autoencoder::FittedVae) = crate::methods::autoencoder::VariationalAutoencoder;
+    Vae(crate::methods::autoencoder::FittedVae) = crate::methods::autoencoder::VariationalAutoencoder,
+        "vae",
+        "Variational autoencoder: Gaussian encoder, β-weighted KL; embedding and extension = μ \
+         (maths §16)";
     /// Kernel PCA through landmarks (appended).
-    KpcaNystrom(crate::methods::kernel_pca::FittedNystromKpca) = crate::methods::kernel_pca::NystromKpca;
+    KpcaNystrom(crate::methods::kernel_pca::FittedNystromKpca) = crate::methods::kernel_pca::NystromKpca,
+        "kpca-nystrom",
+        "Kernel PCA fitted through landmarks (Nyström, maths §21)";
 }
 
 /// A fitted model: the fitted method and the novelty score fitted with it (maths §18).

@@ -511,7 +511,7 @@ macro_rules! params_as_data {
 
         fn from_values(v: &$crate::model::params::Values) -> $crate::Result<Self> {
             use $crate::model::params::Param;
-            v.finish(Self::NAME, Self::SPECS)?;
+            v.finish(<Self as $crate::model::Registered>::NAME, Self::SPECS)?;
             let d = Self::default();
             Ok($t {
                 $($field: Param::get(v, stringify!($field), &d.$field)?,)*

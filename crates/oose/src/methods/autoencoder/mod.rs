@@ -18,7 +18,7 @@ use crate::extend::{Column, Extension};
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{
-    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
+    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
 use crate::model::specs::{fmt_list, N_COMPONENTS, SEED};
@@ -186,8 +186,6 @@ network_params!(
 );
 
 impl Autoencoder {
-    const REGISTERED: &'static str = "autoencoder";
-
     fn kl_weight(&self) -> f64 {
         0.0
     }
@@ -212,8 +210,6 @@ network_params!(
 );
 
 impl VariationalAutoencoder {
-    const REGISTERED: &'static str = "vae";
-
     fn kl_weight(&self) -> f64 {
         self.beta
     }
@@ -599,11 +595,9 @@ fn configurations() -> Vec<Configuration> {
 }
 
 macro_rules! network_method {
-    ($t:ident, $about:literal, $specs:ident, { $($field:ident),* }) => {
+    ($t:ident, $specs:ident, { $($field:ident),* }) => {
         impl Method for $t {
             type Fitted = FittedNetwork<$t>;
-            const NAME: &'static str = Self::REGISTERED;
-            const ABOUT: &'static str = $about;
             const METRIC: bool = false;
             const SPECS: &'static [ParamSpec] = $specs;
 
@@ -663,14 +657,12 @@ macro_rules! network_method {
 
 network_method!(
     Autoencoder,
-    "Autoencoder: MLP encoder and decoder, Adam, early stopping; the encoder is the extension (maths §16)",
     AE_SPECS,
     { n_components, layers, activation, epochs, batch_size, learning_rate, validation_fraction, patience, seed, precision }
 );
 
 network_method!(
     VariationalAutoencoder,
-    "Variational autoencoder: Gaussian encoder, β-weighted KL; embedding and extension = μ (maths §16)",
     VAE_SPECS,
     { n_components, layers, activation, epochs, batch_size, learning_rate, validation_fraction, patience, beta, seed, precision }
 );

@@ -5,7 +5,7 @@ use super::params::{diffusion_info, fit_time_policy, KERNEL, ON_ISOLATED};
 use super::*;
 use crate::extend::Extension;
 use crate::model::method::points_only;
-use crate::model::method::{Configuration, ExtendOptions, Fitted, Input, Method};
+use crate::model::method::{Configuration, ExtendOptions, Fitted, Input, Method, Registered};
 use crate::model::params::{join, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 
@@ -133,8 +133,6 @@ impl OutOfSample for FittedEigenmaps {
 
 impl Method for LaplacianEigenmaps {
     type Fitted = FittedEigenmaps;
-    const NAME: &'static str = "eigenmaps";
-    const ABOUT: &'static str = "Laplacian eigenmaps with exact Nyström extension (maths §7)";
     const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<9>(&[

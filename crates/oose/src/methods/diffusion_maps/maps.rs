@@ -5,7 +5,9 @@ use super::params::{diffusion_info, KERNEL, ON_ISOLATED};
 use super::*;
 use crate::extend::{Extension, ExtensionChoice};
 use crate::model::method::points_only;
-use crate::model::method::{no_such_option, Configuration, ExtendOptions, Fitted, Input, Method};
+use crate::model::method::{
+    no_such_option, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
+};
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 
@@ -302,8 +304,6 @@ impl OutOfSample for FittedDiffusionMaps {
 
 impl Method for DiffusionMaps {
     type Fitted = FittedDiffusionMaps;
-    const NAME: &'static str = "dmaps";
-    const ABOUT: &'static str = "Diffusion maps with exact Nyström extension (maths §7)";
     const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<13>(&[

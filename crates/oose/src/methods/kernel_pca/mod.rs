@@ -20,7 +20,7 @@ use crate::linalg::stored::StoredMat;
 use crate::methods::mds::Proximity;
 use crate::methods::OutOfSample;
 use crate::model::method::{
-    no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input, Method,
+    no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input, Method, Registered,
 };
 use crate::model::params::{join, Kind, ParamSpec, Value, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
@@ -504,8 +504,6 @@ pub(super) const CENTERING: ParamSpec = ParamSpec::new(
 
 impl Method for KernelPca {
     type Fitted = FittedKernelPca;
-    const NAME: &'static str = "kpca";
-    const ABOUT: &'static str = "Kernel PCA with Nyström extension (maths §3)";
     const LANDMARK_FORM: Option<&'static str> = Some(NystromKpca::NAME);
 
     const SPECS: &'static [ParamSpec] = &join::<10>(&[

@@ -20,7 +20,7 @@ use crate::linalg::eigen::{top_eigen_below_top, Solver, Symmetric};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::model::method::{
-    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
+    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::{join, Kind, Param, ParamList, ParamSpec, Value, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, SOLVER};
@@ -494,9 +494,6 @@ const MODIFIED_TOL_SPEC: ParamSpec = ParamSpec::new(
 
 impl Method for LocallyLinearEmbedding {
     type Fitted = FittedLle;
-    const NAME: &'static str = "lle";
-    const ABOUT: &'static str =
-        "Locally linear embedding with barycentric extension (maths §14; not exact on training points)";
     const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<7>(&[

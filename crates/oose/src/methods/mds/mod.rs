@@ -22,6 +22,7 @@ use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
 use crate::model::method::{
     no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method,
+    Registered,
 };
 use crate::model::params::{ParamSpec, Values};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
@@ -428,8 +429,6 @@ impl OutOfSample for FittedMds {
 
 impl Method for ClassicalMds {
     type Fitted = FittedMds;
-    const NAME: &'static str = "mds";
-    const ABOUT: &'static str = "Classical MDS of points or proximities (maths §5)";
     const INPUT: InputKinds = InputKinds::PointsOrProximity;
 
     const SPECS: &'static [ParamSpec] = &[N_COMPONENTS, SOLVER, RANK_TOLERANCE];

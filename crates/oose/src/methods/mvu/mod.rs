@@ -18,7 +18,7 @@
 use crate::error::{Error, Result};
 use crate::linalg::stored::StoredMat;
 use crate::model::method::{
-    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method,
+    no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::{Kind, ParamSpec, Values};
 use crate::model::specs::{fmt_list, N_COMPONENTS};
@@ -337,9 +337,6 @@ const SPECS: &[ParamSpec] = &[
 
 impl Method for MaximumVarianceUnfolding {
     type Fitted = FittedMvu;
-    const NAME: &'static str = "mvu";
-    const ABOUT: &'static str =
-        "Maximum variance unfolding (exact SDP up to 1000 points, or landmarks) with barycentric extension (maths §15; not exact on training points)";
     const METRIC: bool = true;
     const SPECS: &'static [ParamSpec] = SPECS;
 

@@ -3,7 +3,7 @@
 
 use super::{FittedTsne, Tsne};
 use crate::error::Result;
-use crate::model::method::{points_only, Configuration, Input, Method};
+use crate::model::method::{points_only, Configuration, Input, Method, Registered};
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
 use serde::{Deserialize, Serialize};
@@ -124,9 +124,6 @@ const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
 
 impl Method for Tsne {
     type Fitted = FittedTsne;
-    const NAME: &'static str = "tsne";
-    const ABOUT: &'static str =
-        "t-SNE with a weighted-median extension, exact on training points (maths §12)";
     const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<12>(&[

@@ -3,7 +3,7 @@
 
 use super::{FittedUmap, Umap};
 use crate::error::Result;
-use crate::model::method::{points_only, Configuration, Input, Method};
+use crate::model::method::{points_only, Configuration, Input, Method, Registered};
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
 use serde::{Deserialize, Serialize};
@@ -108,10 +108,6 @@ const NEIGHBORS: ParamSpec = ParamSpec::new(
 
 impl Method for Umap {
     type Fitted = FittedUmap;
-    const NAME: &'static str = "umap";
-    const ABOUT: &'static str =
-        "UMAP with a weighted-median extension exact on training points, umap-learn's \
-         transform made sample-wise, and an inverse transform (maths §13)";
     const METRIC: bool = true;
 
     const SPECS: &'static [ParamSpec] = &join::<14>(&[

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::extend::{by_chunks, Extension};
 use crate::kernel::params::KERNEL_SPECS;
 use crate::methods::OutOfSample;
-use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method};
+use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method, Registered};
 use crate::model::params::{join, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::validate;
@@ -170,8 +170,6 @@ impl OutOfSample for FittedNystromKpca {
 
 impl Method for NystromKpca {
     type Fitted = FittedNystromKpca;
-    const NAME: &'static str = "kpca-nystrom";
-    const ABOUT: &'static str = "Kernel PCA fitted through landmarks (Nyström, maths §21)";
 
     const SPECS: &'static [ParamSpec] = &join::<13>(&[
         NO_PARAMS,
