@@ -22,7 +22,7 @@ use crate::linalg::stored::StoredMat;
 use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
-use crate::model::params::{join, Kind, Param, ParamList, ParamSpec, Value, Values, NO_PARAMS};
+use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
 use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, SOLVER};
 use crate::neighbors::{knn, knn_stoppable};
 use crate::validate;
@@ -496,18 +496,15 @@ impl Method for LocallyLinearEmbedding {
     type Fitted = FittedLle;
     const METRIC: bool = true;
 
-    const SPECS: &'static [ParamSpec] = &join::<7>(&[
-        NO_PARAMS,
-        &[
-            N_COMPONENTS,
-            N_NEIGHBORS,
-            REG,
-            SOLVER,
-            METHOD,
-            HESSIAN_TOL_SPEC,
-            MODIFIED_TOL_SPEC,
-        ],
-    ]);
+    const SPECS: &'static [ParamSpec] = &[
+        N_COMPONENTS,
+        N_NEIGHBORS,
+        REG,
+        SOLVER,
+        METHOD,
+        HESSIAN_TOL_SPEC,
+        MODIFIED_TOL_SPEC,
+    ];
 
     crate::params_as_data!(LocallyLinearEmbedding {
         n_components,

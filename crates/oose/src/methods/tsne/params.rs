@@ -4,7 +4,7 @@
 use super::{FittedTsne, Tsne};
 use crate::error::Result;
 use crate::model::method::{points_only, Configuration, Input, Method, Registered};
-use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
+use crate::model::params::{Kind, ParamSpec, Values};
 use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
 use serde::{Deserialize, Serialize};
 
@@ -126,23 +126,20 @@ impl Method for Tsne {
     type Fitted = FittedTsne;
     const METRIC: bool = true;
 
-    const SPECS: &'static [ParamSpec] = &join::<12>(&[
-        NO_PARAMS,
-        &[
-            N_COMPONENTS,
-            PERPLEXITY,
-            EXAGGERATION,
-            LEARNING_RATE,
-            MAX_ITER,
-            ANGLE,
-            GRADIENT,
-            INIT,
-            SEED,
-            TRANSFORM_NEIGHBORS,
-            NEIGHBORS,
-            TRANSFORM_SEARCH,
-        ],
-    ]);
+    const SPECS: &'static [ParamSpec] = &[
+        N_COMPONENTS,
+        PERPLEXITY,
+        EXAGGERATION,
+        LEARNING_RATE,
+        MAX_ITER,
+        ANGLE,
+        GRADIENT,
+        INIT,
+        SEED,
+        TRANSFORM_NEIGHBORS,
+        NEIGHBORS,
+        TRANSFORM_SEARCH,
+    ];
 
     crate::params_as_data!(Tsne {
         n_components,

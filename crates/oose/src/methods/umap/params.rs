@@ -4,7 +4,7 @@
 use super::{FittedUmap, Umap};
 use crate::error::Result;
 use crate::model::method::{points_only, Configuration, Input, Method, Registered};
-use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
+use crate::model::params::{Kind, ParamSpec, Values};
 use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
 use serde::{Deserialize, Serialize};
 
@@ -110,25 +110,22 @@ impl Method for Umap {
     type Fitted = FittedUmap;
     const METRIC: bool = true;
 
-    const SPECS: &'static [ParamSpec] = &join::<14>(&[
-        NO_PARAMS,
-        &[
-            N_COMPONENTS,
-            N_NEIGHBORS,
-            MIN_DIST,
-            SPREAD,
-            N_EPOCHS,
-            LEARNING_RATE,
-            NEGATIVE_SAMPLE_RATE,
-            REPULSION_STRENGTH,
-            INIT,
-            SEED,
-            TRANSFORM_NEIGHBORS,
-            OPTIMIZE_START,
-            NEIGHBORS,
-            TRANSFORM_SEARCH,
-        ],
-    ]);
+    const SPECS: &'static [ParamSpec] = &[
+        N_COMPONENTS,
+        N_NEIGHBORS,
+        MIN_DIST,
+        SPREAD,
+        N_EPOCHS,
+        LEARNING_RATE,
+        NEGATIVE_SAMPLE_RATE,
+        REPULSION_STRENGTH,
+        INIT,
+        SEED,
+        TRANSFORM_NEIGHBORS,
+        OPTIMIZE_START,
+        NEIGHBORS,
+        TRANSFORM_SEARCH,
+    ];
 
     crate::params_as_data!(Umap {
         n_components,
