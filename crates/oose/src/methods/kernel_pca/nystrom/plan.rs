@@ -172,12 +172,7 @@ impl NystromPlan {
         // Each column as it is computed (still in cache): c − c₀ and its sum.
         let mut kz = rows::scratch_mat(buffer, chunk.nrows(), self.rank());
         let (kzz, first) = self.kernel_rows_into(chunk, kz.rb_mut(), Par::Seq, |j, col| {
-            let mut sum = 0.0;
-            for v in col.iter_mut() {
-                *v -= c0[j];
-                sum += *v;
-            }
-            sum
+            shift_and_sum(col, c0[j])
         });
         let r = self.rank();
         // Only the lower triangle of the symmetric Σ (c − c₀)(c − c₀)ᵀ: half the products.
@@ -293,5 +288,81 @@ impl NystromPlan {
             novelty: Pending::default(),
             warnings: Default::default(),
         })
+    }
+}
+
+/// v ← v − c, returning the sum of the new entries: in eight running sums (sum k takes
+/// the entries k, k + 8, …) added in a fixed order at the end, so that the additions
+/// vectorise instead of waiting on one another. The same order on every path, so the
+/// same bits on every CPU.
+fn shift_and_sum(col: &mut [f64], c: f64) -> f64 {
+    crate::linalg::simd::vectorized(
+        #[inline(always)]
+        || shift_and_sum_body(col, c),
+    )
+}
+
+#[inline(always)]
+fn shift_and_sum_body(col: &mut [f64], c: f64) -> f64 {
+    let mut lanes = [0.0f64; 8];
+    let mut blocks = col.chunks_exact_mut(8);
+    for b in &mut blocks {
+        for (s, v) in lanes.iter_mut().zip(b.iter_mut()) {
+            *v -= c;
+            *s += *v;
+        }
+    }
+    let mut tail = 0.0;
+    for v in blocks.into_remainder() {
+        *v -= c;
+        tail += *v;
+    }
+    let [a, b, c, d, e, f, g, h] = lanes;
+    ((a + b) + (c + d)) + ((e + f) + (g + h)) + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shift_and_sum_shifts_every_entry_and_sums_them_on_every_path() {
+        let mut rng = crate::rng::Rng::new(7);
+        for len in (0..40).chain([2416, 2417]) {
+            let col: Vec<f64> = (0..len).map(|_| rng.uniform() * 3.0).collect();
+            let c = 0.7;
+            // The reference: the shifted entries summed exactly (as integers in units
+            // of 2⁻⁶⁰, exact for these magnitudes), rounded once.
+            let exact = |v: &[f64]| {
+                let units: i128 = v.iter().map(|x| (x * 2f64.powi(60)) as i128).sum();
+                units as f64 / 2f64.powi(60)
+            };
+            let shifted: Vec<f64> = col.iter().map(|v| v - c).collect();
+            let want = exact(&shifted);
+            let paths = crate::linalg::simd::each_path(
+                #[inline(always)]
+                || {
+                    let mut v = col.clone();
+                    let s = shift_and_sum_body(&mut v, c);
+                    (s, v)
+                },
+            );
+            let (_, (s0, v0)) = &paths[0];
+            assert_eq!(v0, &shifted, "len {len}");
+            // Each running sum adds len/8 terms, then four more additions: the bound
+            // of recursive summation for that depth.
+            let depth = (len / 8 + 5) as f64;
+            let scale: f64 = shifted.iter().map(|v| v.abs()).sum();
+            assert!(
+                (s0 - want).abs() <= depth * f64::EPSILON * scale + 1e-15,
+                "len {len}: {s0} vs {want}"
+            );
+            for (path, (s, v)) in &paths {
+                assert_eq!(s.to_bits(), s0.to_bits(), "{path}, len {len}");
+                assert_eq!(v, v0, "{path}, len {len}");
+            }
+            let mut v = col.clone();
+            assert_eq!(shift_and_sum(&mut v, c).to_bits(), s0.to_bits());
+        }
     }
 }
