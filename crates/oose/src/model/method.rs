@@ -109,6 +109,13 @@ impl Configuration {
 /// A method's name and help line: given by its line in the registry
 /// ([`FittedMethod`](super::FittedMethod)'s definition in `model/mod.rs`), the one list
 /// of methods, and implemented there.
+///
+/// ```
+/// use oose::methods::kernel_pca::{KernelPca, NystromKpca};
+/// use oose::model::Registered;
+/// assert_eq!((KernelPca::NAME, NystromKpca::NAME), ("kpca", "kpca-nystrom"));
+/// assert!(KernelPca::ABOUT.starts_with("Kernel PCA"));
+/// ```
 pub trait Registered {
     /// The method's name on the command line and in model files' `info` (`kpca`).
     const NAME: &'static str;
