@@ -2,7 +2,7 @@
 //!
 //! Each generator returns the points (rows of an n×3 matrix; n×2 for the circle) and the intrinsic
 //! parameter `t` of each point, so that embeddings can be checked against it.
-//! u, v ~ U[0, 1), ξ ~ N(0, I₃) from [`Rng`](crate::rng::Rng) seeded with `seed`;
+//! u, v ~ U[0, 1), ξ ~ N(0, I₃) from [`Rng`] seeded with `seed`;
 //! `noise` multiplies ξ.
 
 use crate::error::{Error, Result};

@@ -5,7 +5,7 @@
 //! rank tolerance (default 1e-12): k₀(z, z) = k(z, z) − ||L⁻¹ k_S(z)||², clamped at 0.
 //! Directions of K below the tolerance are treated as absent, exactly like the rank
 //! cut-off of an eigendecomposition. When K is ill-conditioned, values below about
-//! `tol · max k(x, x)` (and below round-off, ~1e-16 · cond(K[S,S]) · k(z, z)) are not
+//! `tol · max k(x, x)` (and below round-off, ~1e-16 · cond(K\[S,S\]) · k(z, z)) are not
 //! significant: they mean "represented to working precision", not "exactly 0".
 //! For kernels that are not positive definite the quantity is not a power function;
 //! it is still reported (clamped at 0) for the pivot set the factorisation found.

@@ -144,7 +144,7 @@ pub trait Method: Registered + Default + Sized {
     /// interfaces route there, so `kpca` with landmarks is the landmark form.
     const LANDMARK_FORM: Option<&'static str> = None;
 
-    /// Every parameter's value, in the order of [`Method::specs`].
+    /// Every parameter's value, in the order of [`Method::SPECS`].
     fn values(&self) -> ParamList;
 
     /// The parameters from a bag of values; absent ones take the default, an unknown

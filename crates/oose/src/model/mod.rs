@@ -10,7 +10,7 @@
 //! (float64); version 3: without the metric (Euclidean); version 2: without
 //! the annotations either; version 1: the fitted method alone, its novelty score fitted
 //! again on reading).
-//! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`].
+//! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`](crate::error::ModelError).
 
 mod extend;
 mod file;

@@ -1,6 +1,6 @@
 //! Exact kNN with a kd-tree (kiddo's immutable tree) for data of dimension ≤ 16.
 //!
-//! kiddo fixes the dimension at compile time; [`knn_tree`] dispatches on the runtime
+//! kiddo fixes the dimension at compile time; `knn_tree` dispatches on the runtime
 //! dimension to one instantiation per dimension 1..=16.
 
 use super::{stopping, Neighbours, Query};

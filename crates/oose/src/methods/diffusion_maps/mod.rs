@@ -7,7 +7,7 @@
 //! The kernel machinery ([`DiffusionKernel`], [`DiffusionCore`]) is shared with
 //! Laplacian eigenmaps and spectral clustering.
 //!
-//! Files: [`params`] (the kernel's parameters), [`weights`] (W and its normalisation),
+//! Files: [`params`] (the kernel's parameters), `weights` (W and its normalisation),
 //! `core` (the fitted kernel), `extend` (new points), `maps` and `eigenmaps` (the two
 //! embeddings); spectral clustering is `methods::spectral_clustering`.
 

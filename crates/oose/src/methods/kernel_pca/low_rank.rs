@@ -41,7 +41,7 @@ impl FittedKernelPca {
     /// r pivots of the fit's pivoted Cholesky factorisation (`residual_rank` in the
     /// info) instead of all N training points, with the column `lowrank_bound`, a
     /// bound on the distance ‖y(z) − y^P(z)‖₂ to the exact extension
-    /// ([`OutOfSample::extend`](crate::methods::OutOfSample::extend)). `residual` is
+    /// ([`OutOfSample::extend`]). `residual` is
     /// P_P(z)² as in the exact extension; `reconstruction_error` uses the Nyström row.
     /// Row by row (sample-wise). Refused for a precomputed kernel and a kernel that is
     /// not positive definite.

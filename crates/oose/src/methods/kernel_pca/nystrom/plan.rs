@@ -198,7 +198,7 @@ impl NystromPlan {
     }
 
     /// [`NystromPlan::finish`] with the novelty score fitted on `sample` (the rows the
-    /// plan was made from), as [`NystromKpca::fit_rows`] does: what a reduction run
+    /// plan was made from), as [`NystromKpca::fit_rows`](super::NystromKpca::fit_rows) does: what a reduction run
     /// elsewhere (a cluster) calls last.
     pub fn finish_with_sample(
         &self,
@@ -225,7 +225,7 @@ impl NystromPlan {
     }
 
     /// The model from the sums of all N training rows (its embedding is left empty:
-    /// extend the training rows, or use [`NystromKpca::fit_rows`]). Its `missed_trace`
+    /// extend the training rows, or use [`NystromKpca::fit_rows`](super::NystromKpca::fit_rows)). Its `missed_trace`
     /// is NaN: it is measured on the sample ([`NystromPlan::finish_with_sample`]).
     pub fn finish(&self, sums: &NystromSums) -> Result<FittedNystromKpca> {
         let r = self.rank();
@@ -317,8 +317,8 @@ fn shift_and_sum_body(col: &mut [f64], c: f64) -> f64 {
         *v -= c;
         tail += *v;
     }
-    let [a, b, c, d, e, f, g, h] = lanes;
-    ((a + b) + (c + d)) + ((e + f) + (g + h)) + tail
+    let [s0, s1, s2, s3, s4, s5, s6, s7] = lanes;
+    ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) + tail
 }
 
 #[cfg(test)]
