@@ -124,9 +124,11 @@ fn a_streamed_fit_in_any_chunks_is_the_in_memory_fit() {
     assert!((again.as_ref() - whole.embedding()).norm_max() < 1e-12 * whole.embedding().norm_max());
     // `embed` (the fit's embedding pass, on reused per-thread buffers) gives each row the
     // bits `extend` gives it, also in a last block of one row: new points one more than
-    // a block of 2²⁰ kernel values.
-    let r = whole.landmark_indices().len();
-    let z = roll((1 << 20) / r + 1, 7);
+    // a block (the plan's own block size).
+    let rows = p.sample_rows(3000);
+    let sample = Mat::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)]);
+    let step = p.plan(sample.as_ref(), &rows, 3000).unwrap().chunk_rows();
+    let z = roll(step + 1, 7);
     let (by_embed, by_extend) = (
         whole.embed(z.as_ref()).unwrap(),
         whole.extend(z.as_ref()).unwrap(),

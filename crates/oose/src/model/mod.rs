@@ -10,7 +10,8 @@
 //! (float64); version 3: without the metric (Euclidean); version 2: without
 //! the annotations either; version 1: the fitted method alone, its novelty score fitted
 //! again on reading).
-//! A foreign, truncated, corrupted or newer-version file is a typed [`ModelError`](crate::error::ModelError).
+//! A foreign, truncated, corrupted or newer-version file is a typed
+//! [`ModelError`](crate::error::ModelError).
 
 mod extend;
 mod file;
@@ -141,7 +142,8 @@ registry! {
     /// Locally linear embedding.
     Lle(crate::methods::lle::FittedLle) = crate::methods::lle::LocallyLinearEmbedding,
         "lle",
-        "Locally linear embedding with barycentric extension (maths §14; not exact on training points)";
+        "Locally linear embedding with barycentric extension (maths §14; not exact on \
+         training points)";
     /// t-SNE.
     Tsne(crate::methods::tsne::FittedTsne) = crate::methods::tsne::Tsne,
         "tsne",

@@ -75,8 +75,8 @@ impl NystromPlan {
     /// The kernel rows k_P(z) (m×r) of the rows of `z` in a matrix of their own, and
     /// k(z, z).
     pub(super) fn kernel_rows(&self, z: MatRef<'_, f64>, par: Par) -> (Mat<f64>, Vec<f64>) {
-        let mut kz = Mat::<f64>::zeros(z.nrows(), self.rank());
-        let (kzz, _) = self.kernel_rows_into(z, kz.as_mut(), par, |_, _| ());
+        let mut kz = Mat::new();
+        let kzz = self.kernel_rows_in(z, &mut kz, par).1;
         (kz, kzz)
     }
 
@@ -198,8 +198,8 @@ impl NystromPlan {
     }
 
     /// [`NystromPlan::finish`] with the novelty score fitted on `sample` (the rows the
-    /// plan was made from), as [`NystromKpca::fit_rows`](super::NystromKpca::fit_rows) does: what a reduction run
-    /// elsewhere (a cluster) calls last.
+    /// plan was made from), as [`NystromKpca::fit_rows`](super::NystromKpca::fit_rows)
+    /// does: what a reduction run elsewhere (a cluster) calls last.
     pub fn finish_with_sample(
         &self,
         sums: &NystromSums,
@@ -225,8 +225,9 @@ impl NystromPlan {
     }
 
     /// The model from the sums of all N training rows (its embedding is left empty:
-    /// extend the training rows, or use [`NystromKpca::fit_rows`](super::NystromKpca::fit_rows)). Its `missed_trace`
-    /// is NaN: it is measured on the sample ([`NystromPlan::finish_with_sample`]).
+    /// extend the training rows, or use
+    /// [`NystromKpca::fit_rows`](super::NystromKpca::fit_rows)). Its `missed_trace` is
+    /// NaN: it is measured on the sample ([`NystromPlan::finish_with_sample`]).
     pub fn finish(&self, sums: &NystromSums) -> Result<FittedNystromKpca> {
         let r = self.rank();
         if sums.n != self.n_train || sums.first.len() != r || !sums.second.is_shape(r, r) {
