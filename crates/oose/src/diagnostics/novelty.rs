@@ -35,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::kernel::bandwidth::median;
 use crate::linalg::stored::StoredMat;
 use crate::methods::mds::Proximity;
+use crate::model::method::Cache;
 use crate::model::Input;
 use crate::neighbors::{k_smallest, knn};
 use faer::MatRef;
@@ -82,43 +83,24 @@ pub struct Novelty {
 /// A novelty score fitted by a method from its own kNN graph, handed once to the model
 /// (`Fitted::novelty`) and not stored with the method: a clone or a decoded model holds
 /// none, and the model then fits the score itself.
-#[derive(Default)]
-pub(crate) struct Pending(std::sync::Mutex<Option<Novelty>>);
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Pending(Cache<std::sync::Mutex<Option<Novelty>>>);
 
 impl Pending {
     pub(crate) fn new(novelty: Option<Novelty>) -> Pending {
-        Pending(std::sync::Mutex::new(novelty))
+        Pending(Cache(std::sync::Mutex::new(novelty)))
     }
 
     /// Puts a score to be taken once.
     pub(crate) fn set(&self, novelty: Option<Novelty>) {
-        if let Ok(mut n) = self.0.lock() {
+        if let Ok(mut n) = self.0 .0.lock() {
             *n = novelty;
         }
     }
 
     /// The score, once.
     pub(crate) fn take(&self) -> Option<Novelty> {
-        self.0.lock().ok().and_then(|mut n| n.take())
-    }
-}
-
-impl Clone for Pending {
-    fn clone(&self) -> Pending {
-        Pending::default()
-    }
-}
-
-/// Transient: never part of a model's identity.
-impl PartialEq for Pending {
-    fn eq(&self, _: &Pending) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for Pending {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Pending")
+        self.0 .0.lock().ok().and_then(|mut n| n.take())
     }
 }
 

@@ -268,7 +268,6 @@ pub trait InnerProduct {
     fn arc(&self, new: MatRef<'_, f64>, steps: usize) -> Result<Vec<(usize, f64, Vec<f64>)>>;
 }
 
-/// A fitted model: the contract every registered method's fitted type follows.
 /// A value a fitted model keeps in memory but not in its file, and that equality
 /// ignores: what the fit reports once, such as its warnings.
 #[derive(Clone, Debug, Default)]
@@ -280,6 +279,31 @@ impl<T> PartialEq for Transient<T> {
     }
 }
 
+/// What a model builds on first use or hands over once (a search index, a pending
+/// score) and never stores: equal to any other, and cloned empty (a clone builds its
+/// own), unlike [`Transient`], whose clone copies the value.
+#[derive(Default)]
+pub(crate) struct Cache<T: Default>(pub(crate) T);
+
+impl<T: Default> Clone for Cache<T> {
+    fn clone(&self) -> Self {
+        Cache::default()
+    }
+}
+
+impl<T: Default> PartialEq for Cache<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T: Default> std::fmt::Debug for Cache<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cache")
+    }
+}
+
+/// A fitted model: the contract every registered method's fitted type follows.
 pub trait Fitted: OutOfSample {
     /// The parameters as fitted (ε as chosen), by name.
     fn param_values(&self) -> ParamList;

@@ -369,21 +369,8 @@ pub struct TrainingSearch {
     index: IndexCache,
 }
 
-/// A cache that is no part of a model's value: equal to any other, cloned empty.
-#[derive(Debug, Default)]
-struct IndexCache(OnceLock<GraphIndex>);
-
-impl PartialEq for IndexCache {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Clone for IndexCache {
-    fn clone(&self) -> Self {
-        IndexCache::default()
-    }
-}
+/// The walk's index: no part of a model's value, built on first use.
+type IndexCache = crate::model::method::Cache<OnceLock<GraphIndex>>;
 
 impl TrainingSearch {
     /// Exact search when `method` resolves to exact for `n` training points in `dim`

@@ -4,32 +4,13 @@
 use super::*;
 
 /// Search structures over the training points, built on first use after loading.
-#[derive(Default)]
-pub(crate) struct Indexes(pub(crate) OnceLock<Searcher>);
+pub(crate) type Indexes = crate::model::method::Cache<OnceLock<Searcher>>;
 
 /// What the extension searches and reads: the training points' index (with their kNN
 /// balls for a kNN kernel) and Φ row-major (one contiguous row per training point).
 pub(crate) struct Searcher {
     pub(crate) points: PointIndex,
     pub(crate) phi_rows: Vec<f64>,
-}
-
-impl Clone for Indexes {
-    fn clone(&self) -> Self {
-        Indexes::default()
-    }
-}
-
-impl PartialEq for Indexes {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for Indexes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Indexes")
-    }
 }
 
 /// The fitted diffusion kernel and its eigenpairs, shared by diffusion maps, Laplacian
