@@ -349,28 +349,27 @@ impl FittedInterpolator {
 
     fn low_rank_parts(&self) -> Result<&LowRankParts> {
         self.check_low_rank()?;
-        if let Some(p) = self.low_rank.0.get() {
-            return Ok(p);
-        }
-        let chol = self
-            .residual
-            .as_ref()
-            .expect("a positive definite kernel has a tail-free fit and its power function")
-            .cholesky();
-        let coef = self.coef.view();
-        // ‖A‖₂: the largest singular value of the coefficients (N×m).
-        let gain = coef
-            .singular_values()
-            .map_or(f64::INFINITY, |s| s.first().copied().unwrap_or(0.0));
-        let parts = LowRankParts::new(
-            self.params.kernel,
-            self.x.view(),
-            &self.x_sq,
-            chol,
-            gain,
-            |rows| (rows * coef, vec![0.0; rows.nrows()]),
-        );
-        Ok(self.low_rank.0.get_or_init(|| parts))
+        // Built on first use, kept in memory.
+        Ok(self.low_rank.0.get_or_init(|| {
+            let chol = self
+                .residual
+                .as_ref()
+                .expect("a positive definite kernel has a tail-free fit and its power function")
+                .cholesky();
+            let coef = self.coef.view();
+            // ‖A‖₂: the largest singular value of the coefficients (N×m).
+            let gain = coef
+                .singular_values()
+                .map_or(f64::INFINITY, |s| s.first().copied().unwrap_or(0.0));
+            LowRankParts::new(
+                self.params.kernel,
+                self.x.view(),
+                &self.x_sq,
+                chol,
+                gain,
+                |rows| (rows * coef, vec![0.0; rows.nrows()]),
+            )
+        }))
     }
 
     /// The low-rank extension of the rows of `new` (maths §20): f^P(z) = k_P(z)ᵀ B

@@ -17,24 +17,23 @@ impl FittedKernelPca {
 
     fn low_rank_parts(&self) -> Result<&LowRankParts> {
         self.check_low_rank()?;
-        if let Some(p) = self.low_rank.0.get() {
-            return Ok(p);
-        }
-        let min = self
-            .eigenvalues
-            .iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
-        let centring = self.params.centering.then_some(&self.means);
-        let parts = LowRankParts::new(
-            self.params.kernel,
-            self.x.view(),
-            &self.x_sq,
-            self.residual.cholesky(),
-            1.0 / min.sqrt(),
-            |rows| self.projector.project(rows, centring),
-        );
-        Ok(self.low_rank.0.get_or_init(|| parts))
+        // Built on first use, kept in memory.
+        Ok(self.low_rank.0.get_or_init(|| {
+            let min = self
+                .eigenvalues
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min);
+            let centring = self.params.centering.then_some(&self.means);
+            LowRankParts::new(
+                self.params.kernel,
+                self.x.view(),
+                &self.x_sq,
+                self.residual.cholesky(),
+                1.0 / min.sqrt(),
+                |rows| self.projector.project(rows, centring),
+            )
+        }))
     }
 
     /// The low-rank extension of the rows of `new` (maths §20): coordinates through the

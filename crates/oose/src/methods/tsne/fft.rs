@@ -187,35 +187,39 @@ impl Plan {
     }
 
     /// The spectrum of `a` (m₀ × m₁), transposed (m₁ × m₀).
-    fn forward(&self, mut a: Vec<Complex64>, pool: &mut Pool) -> Vec<Complex64> {
+    fn forward(&self, a: Vec<Complex64>, pool: &mut Pool) -> Vec<Complex64> {
         let [m0, m1] = self.m;
-        Self::each_row(&self.rows[0], &mut a);
-        let mut t = if m1 == 1 {
-            a
-        } else {
-            let t = Self::transpose(&a, m0, m1, pool);
-            pool.give(a);
-            t
-        };
-        Self::each_row(&self.rows[1], &mut t);
-        t
+        Self::rows_then_columns(&self.rows, a, (m0, m1), pool)
     }
 
     /// The inverse of [`Plan::forward`], scaled by 1/(m₀·m₁).
-    fn inverse(&self, mut t: Vec<Complex64>, pool: &mut Pool) -> Vec<Complex64> {
+    fn inverse(&self, t: Vec<Complex64>, pool: &mut Pool) -> Vec<Complex64> {
         let [m0, m1] = self.m;
-        Self::each_row(&self.inverse[0], &mut t);
-        let mut a = if m1 == 1 {
-            t
-        } else {
-            let a = Self::transpose(&t, m1, m0, pool);
-            pool.give(t);
-            a
-        };
-        Self::each_row(&self.inverse[1], &mut a);
+        let mut a = Self::rows_then_columns(&self.inverse, t, (m1, m0), pool);
         let s = 1.0 / (m0 * m1) as f64;
         a.par_iter_mut().for_each(|v| *v *= s);
         a
+    }
+
+    /// `ffts[0]` along the rows of `a` (r × c), then `ffts[1]` along its columns, which
+    /// the transpose (c × r, returned so) makes rows. A single row or column is its own
+    /// transpose in memory: no copy.
+    fn rows_then_columns(
+        ffts: &[Arc<dyn Fft<f64>>; 2],
+        mut a: Vec<Complex64>,
+        (r, c): (usize, usize),
+        pool: &mut Pool,
+    ) -> Vec<Complex64> {
+        Self::each_row(&ffts[0], &mut a);
+        let mut t = if r == 1 || c == 1 {
+            a
+        } else {
+            let t = Self::transpose(&a, r, c, pool);
+            pool.give(a);
+            t
+        };
+        Self::each_row(&ffts[1], &mut t);
+        t
     }
 }
 
