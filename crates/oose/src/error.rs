@@ -65,7 +65,6 @@ pub enum Error {
         /// The absolute tolerance used.
         tolerance: f64,
     },
-    /// The eigensolver failed to converge.
     /// An entry violates what the input must be (a negative dissimilarity, an
     /// asymmetric pair, a non-zero diagonal).
     #[error("{what}: {reason} at row {row}, column {col} (0-based; value {value:?})")]
@@ -196,6 +195,22 @@ pub enum ModelError {
 }
 
 impl Error {
+    /// [`Error::InvalidValue`]: entry (`row`, `col`) of `what`, with its value.
+    pub(crate) fn invalid(
+        what: &'static str,
+        (row, col): (usize, usize),
+        value: f64,
+        reason: &'static str,
+    ) -> Self {
+        Error::InvalidValue {
+            what,
+            row,
+            col,
+            value,
+            reason,
+        }
+    }
+
     pub(crate) fn param(name: &'static str, reason: impl Into<String>) -> Self {
         Error::InvalidParameter {
             name,

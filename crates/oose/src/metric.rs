@@ -112,13 +112,7 @@ impl Metric {
                     Metric::Cosine => "a row of zeros has no direction (metric = cosine)",
                     _ => "a constant row has no correlation (metric = correlation)",
                 };
-                return Err(Error::InvalidValue {
-                    what,
-                    row: i,
-                    col: 0,
-                    value: x[(i, 0)],
-                    reason,
-                });
+                return Err(Error::invalid(what, (i, 0), x[(i, 0)], reason));
             }
             let norm = scale * row.iter().map(|v| (v / scale).powi(2)).sum::<f64>().sqrt();
             for (j, r) in row.iter().enumerate() {

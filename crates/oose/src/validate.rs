@@ -69,14 +69,12 @@ fn magnitude(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
         let scaled: f64 = r.iter().map(|v| (v / m) * (v / m)).sum();
         let sq = m * m * scaled;
         if sq.is_nan() || sq > MAX_SQUARED_NORM {
-            return Err(Error::InvalidValue {
+            return Err(Error::invalid(
                 what,
-                row: i,
-                col,
-                value: x[(i, col)],
-                reason:
-                    "too large: the row's squared norm overflows the arithmetic (rescale the data)",
-            });
+                (i, col),
+                x[(i, col)],
+                "too large: the row's squared norm overflows the arithmetic (rescale the data)",
+            ));
         }
     }
     Ok(())
@@ -127,13 +125,12 @@ pub(crate) fn square_symmetric(what: &'static str, m: MatRef<'_, f64>) -> Result
         for i in (j + 1)..n {
             let (a, b) = (m[(i, j)], m[(j, i)]);
             if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
-                return Err(Error::InvalidValue {
+                return Err(Error::invalid(
                     what,
-                    row: i,
-                    col: j,
-                    value: a,
-                    reason: "not symmetric (the mirrored entry differs)",
-                });
+                    (i, j),
+                    a,
+                    "not symmetric (the mirrored entry differs)",
+                ));
             }
         }
     }

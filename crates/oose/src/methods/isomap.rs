@@ -79,15 +79,7 @@ impl Isomap {
     /// N − 1 with a fit warning, as umap-learn does; the model records the value used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedIsomap> {
         validate::finite_nonempty("training data", x)?;
-        let n = x.nrows();
-        match crate::neighbors::lowered(self.n_neighbors, n) {
-            Some((k, note)) => Isomap {
-                n_neighbors: k,
-                ..self.clone()
-            }
-            .fit_noting(x, vec![note]),
-            None => self.fit_noting(x, Vec::new()),
-        }
+        crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, mut warnings: Vec<String>) -> Result<FittedIsomap> {

@@ -72,6 +72,26 @@ pub(crate) fn lowered(k: usize, n: usize) -> Option<(usize, String)> {
     })
 }
 
+/// `fit(params, x, warnings)` with the `n_neighbors` of `params` (the field `k` points
+/// to) lowered to N − 1 and its note as the one warning where [`lowered`] says so
+/// (N = the rows of `x`); else `fit` on `params` as they are, with no warning. The
+/// graph methods' `fit`.
+pub(crate) fn fit_lowered<P: Clone, T>(
+    params: &P,
+    x: MatRef<'_, f64>,
+    k: impl Fn(&mut P) -> &mut usize,
+    fit: impl FnOnce(&P, MatRef<'_, f64>, Vec<String>) -> crate::error::Result<T>,
+) -> crate::error::Result<T> {
+    let mut p = params.clone();
+    match lowered(*k(&mut p), x.nrows()) {
+        Some((used, note)) => {
+            *k(&mut p) = used;
+            fit(&p, x, vec![note])
+        }
+        None => fit(params, x, Vec::new()),
+    }
+}
+
 /// True when a stoppable search is asked to stop: it skips its remaining work, and
 /// [`knn_stoppable`] returns `Interrupted` (the request stays set until the next fit).
 pub(crate) fn stopping(stoppable: bool) -> bool {
@@ -298,7 +318,7 @@ impl Graph {
         let mut out = vec![f64::INFINITY; n * n];
         out.par_chunks_mut(n.max(1)).enumerate().for_each_init(
             || BinaryHeap::<Item>::with_capacity(n),
-            |heap, (s, row)| self.dijkstra(s, row, heap),
+            |heap, (s, row)| self.dijkstra(s, row, heap, None),
         );
         out
     }
@@ -337,6 +357,20 @@ impl Graph {
         rows: &SharedRows,
     ) {
         dist.fill(f64::INFINITY);
+        self.dijkstra(s, dist, heap, Some(rows));
+        rows.finish(s, dist);
+    }
+
+    /// Distances from `s` into `dist` (infinite on entry but at `s`). A vertex whose
+    /// row `rows` has finished is not expanded: its row, shifted by its distance,
+    /// bounds every entry at once.
+    fn dijkstra(
+        &self,
+        s: usize,
+        dist: &mut [f64],
+        heap: &mut BinaryHeap<Item>,
+        rows: Option<&SharedRows>,
+    ) {
         heap.clear();
         dist[s] = 0.0;
         heap.push(Item::new(0.0, s));
@@ -348,34 +382,13 @@ impl Graph {
                 continue;
             }
             if v != s {
-                if let Some(row) = rows.finished(v) {
+                if let Some(row) = rows.and_then(|r| r.finished(v)) {
                     for (dw, &r) in dist.iter_mut().zip(row) {
                         let nd = d + r;
                         *dw = if nd < *dw { nd } else { *dw };
                     }
                     continue;
                 }
-            }
-            let r = self.offsets[v]..self.offsets[v + 1];
-            for (&w, &wt) in self.targets[r.clone()].iter().zip(&self.weights[r]) {
-                let nd = d + wt;
-                if nd < dist[w] {
-                    dist[w] = nd;
-                    heap.push(Item::new(nd, w));
-                }
-            }
-        }
-        rows.finish(s, dist);
-    }
-
-    fn dijkstra(&self, s: usize, dist: &mut [f64], heap: &mut BinaryHeap<Item>) {
-        heap.clear();
-        dist[s] = 0.0;
-        heap.push(Item::new(0.0, s));
-        while let Some(item) = heap.pop() {
-            let (d, v) = item.get();
-            if d > dist[v] {
-                continue;
             }
             let r = self.offsets[v]..self.offsets[v + 1];
             for (&w, &wt) in self.targets[r.clone()].iter().zip(&self.weights[r]) {

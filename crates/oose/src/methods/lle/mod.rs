@@ -229,15 +229,7 @@ impl LocallyLinearEmbedding {
     /// with a fit warning, as umap-learn does; the model records the value used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLle> {
         validate::finite_nonempty("training points", x)?;
-        let n = x.nrows();
-        match crate::neighbors::lowered(self.n_neighbors, n) {
-            Some((k, note)) => LocallyLinearEmbedding {
-                n_neighbors: k,
-                ..self.clone()
-            }
-            .fit_noting(x, vec![note]),
-            None => self.fit_noting(x, Vec::new()),
-        }
+        crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedLle> {

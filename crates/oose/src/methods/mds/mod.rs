@@ -212,36 +212,19 @@ fn to_similarity(kind: Proximity, v: f64) -> f64 {
 }
 
 fn check_dissimilarity_values(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
-    let n = m.nrows();
-    for i in 0..n {
-        if m[(i, i)] != 0.0 {
-            return Err(Error::InvalidValue {
-                what,
-                row: i,
-                col: i,
-                value: m[(i, i)],
-                reason: "non-zero diagonal",
-            });
-        }
+    if let Some(i) = (0..m.nrows()).find(|&i| m[(i, i)] != 0.0) {
+        return Err(Error::invalid(what, (i, i), m[(i, i)], "non-zero diagonal"));
     }
     check_nonnegative(what, m)
 }
 
+/// The first negative entry, row by row, is an error.
 fn check_nonnegative(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
-    for i in 0..m.nrows() {
-        for j in 0..m.ncols() {
-            if m[(i, j)] < 0.0 {
-                return Err(Error::InvalidValue {
-                    what,
-                    row: i,
-                    col: j,
-                    value: m[(i, j)],
-                    reason: "negative dissimilarity",
-                });
-            }
-        }
+    let mut entries = (0..m.nrows()).flat_map(|i| (0..m.ncols()).map(move |j| (i, j)));
+    match entries.find(|&e| m[e] < 0.0) {
+        Some(e) => Err(Error::invalid(what, e, m[e], "negative dissimilarity")),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl FittedMds {
@@ -375,13 +358,12 @@ impl FittedMds {
                 if kind == Proximity::Similarities {
                     for (i, s) in self_sim.iter().enumerate() {
                         if !s.is_nan() && (g[(i, i)] - s).abs() > 1e-10 * (1.0 + s.abs()) {
-                            return Err(Error::InvalidValue {
+                            return Err(Error::invalid(
                                 what,
-                                row: i,
-                                col: i,
-                                value: g[(i, i)],
-                                reason: "diagonal differs from the γ(z, z) given with the rows",
-                            });
+                                (i, i),
+                                g[(i, i)],
+                                "diagonal differs from the γ(z, z) given with the rows",
+                            ));
                         }
                     }
                 }

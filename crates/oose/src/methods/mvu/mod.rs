@@ -131,14 +131,7 @@ impl MaximumVarianceUnfolding {
     /// with a fit warning, as the other graph methods do.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedMvu> {
         validate::finite_nonempty("training points", x)?;
-        match crate::neighbors::lowered(self.n_neighbors, x.nrows()) {
-            Some((k, note)) => MaximumVarianceUnfolding {
-                n_neighbors: k,
-                ..self.clone()
-            }
-            .fit_noting(x, vec![note]),
-            None => self.fit_noting(x, Vec::new()),
-        }
+        crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedMvu> {

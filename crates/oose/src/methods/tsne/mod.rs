@@ -218,13 +218,12 @@ impl Tsne {
             .map(|r| r.iter().map(|d| d * d).collect())
             .collect();
         if sq.iter().flatten().all(|d| *d == 0.0) {
-            return Err(Error::InvalidValue {
-                what: "training data",
-                row: 0,
-                col: 0,
-                value: x[(0, 0)],
-                reason: "all points coincide: t-SNE has nothing to embed",
-            });
+            return Err(Error::invalid(
+                "training data",
+                (0, 0),
+                x[(0, 0)],
+                "all points coincide: t-SNE has nothing to embed",
+            ));
         }
         Ok(affinities::joint(idx, &sq, self.perplexity).0)
     }

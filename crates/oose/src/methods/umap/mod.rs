@@ -198,15 +198,7 @@ impl Umap {
     /// used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedUmap> {
         validate::finite_nonempty("training data", x)?;
-        let n = x.nrows();
-        match crate::neighbors::lowered(self.n_neighbors, n) {
-            Some((k, note)) => Umap {
-                n_neighbors: k,
-                ..self.clone()
-            }
-            .fit_noting(x, vec![note]),
-            None => self.fit_noting(x, Vec::new()),
-        }
+        crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedUmap> {
@@ -220,13 +212,12 @@ impl Umap {
         crate::progress::check()?;
         let (idx, dist) = &graph.neighbours;
         if dist.iter().flatten().all(|&v| v == 0.0) {
-            return Err(Error::InvalidValue {
-                what: "training data",
-                row: 0,
-                col: 0,
-                value: x[(0, 0)],
-                reason: "all points coincide: UMAP has nothing to embed",
-            });
+            return Err(Error::invalid(
+                "training data",
+                (0, 0),
+                x[(0, 0)],
+                "all points coincide: UMAP has nothing to embed",
+            ));
         }
         let mean_distance = fuzzy::mean_distance(dist);
         let mut w = fuzzy::fuzzy_union(idx, dist, self.n_neighbors, mean_distance);
