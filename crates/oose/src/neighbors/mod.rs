@@ -318,7 +318,7 @@ impl Graph {
         let mut out = vec![f64::INFINITY; n * n];
         out.par_chunks_mut(n.max(1)).enumerate().for_each_init(
             || BinaryHeap::<Item>::with_capacity(n),
-            |heap, (s, row)| self.dijkstra(s, row, heap, None),
+            |heap, (s, row)| self.dijkstra(s, row, heap, |_| None),
         );
         out
     }
@@ -357,19 +357,19 @@ impl Graph {
         rows: &SharedRows,
     ) {
         dist.fill(f64::INFINITY);
-        self.dijkstra(s, dist, heap, Some(rows));
+        self.dijkstra(s, dist, heap, |v| rows.finished(v));
         rows.finish(s, dist);
     }
 
-    /// Distances from `s` into `dist` (infinite on entry but at `s`). A vertex whose
-    /// row `rows` has finished is not expanded: its row, shifted by its distance,
-    /// bounds every entry at once.
-    fn dijkstra(
+    /// Distances from `s` into `dist` (infinite on entry but at `s`). A vertex v with
+    /// a `finished(v)` row is not expanded: that row, shifted by v's distance, bounds
+    /// every entry at once (a closure, so that the plain search compiles without it).
+    fn dijkstra<'r>(
         &self,
         s: usize,
         dist: &mut [f64],
         heap: &mut BinaryHeap<Item>,
-        rows: Option<&SharedRows>,
+        finished: impl Fn(usize) -> Option<&'r [f64]>,
     ) {
         heap.clear();
         dist[s] = 0.0;
@@ -382,7 +382,7 @@ impl Graph {
                 continue;
             }
             if v != s {
-                if let Some(row) = rows.and_then(|r| r.finished(v)) {
+                if let Some(row) = finished(v) {
                     for (dw, &r) in dist.iter_mut().zip(row) {
                         let nd = d + r;
                         *dw = if nd < *dw { nd } else { *dw };
