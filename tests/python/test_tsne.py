@@ -90,6 +90,10 @@ def test_bad_parameters_are_named():
         oose.TSNE(n_components=4).fit(x[:200])
     with pytest.raises(ValueError, match="angle"):
         oose.TSNE(angle=2.0).fit(x[:200])
+    # A step that sends the points flying apart: the divergence is infinite (the
+    # coordinates alone would look finite), an error naming what to lower.
+    with pytest.raises(ValueError, match=r"diverged.*learning_rate = 1e200"):
+        oose.TSNE(learning_rate=1e200, max_iter=100).fit(x[:40])
 
 
 def test_fft_gradient_and_approximate_graph_from_python():

@@ -271,6 +271,33 @@ fn bad_input_is_a_typed_error_naming_the_parameter() {
     .fit(dup.as_ref())
     .unwrap();
     assert!(m.embedding().is_all_finite());
+    // A step so large that the points fly apart: every similarity underflows, the
+    // divergence is infinite while the coordinates stay finite. An error, not a model.
+    for (learning_rate, early_exaggeration) in [(Some(1e200), 12.0), (None, 1e200)] {
+        let e = Tsne {
+            perplexity: 5.0,
+            max_iter: 100,
+            learning_rate,
+            early_exaggeration,
+            ..Default::default()
+        }
+        .fit(small)
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Unsolved {
+                    status: "diverged",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string().contains("KL(P‖Q) is inf at iteration 50"),
+            "{e}"
+        );
+    }
 }
 
 #[test]

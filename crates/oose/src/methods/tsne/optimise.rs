@@ -108,6 +108,14 @@ pub(crate) fn run_observed(
         observe(it, &y, exaggeration, &g.grad);
         if record {
             let k = g.kl(p_log_p);
+            if !k.is_finite() {
+                return Err(diverged(
+                    it + 1,
+                    k,
+                    learning_rate,
+                    params.early_exaggeration,
+                ));
+            }
             crate::progress::report(|| {
                 format!("t-SNE iteration {}/{}, KL {k:.4}", it + 1, params.max_iter)
             });
@@ -125,9 +133,32 @@ pub(crate) fn run_observed(
             y[t] += update[t];
         }
     }
+    // No gradient follows the last step: its coordinates are checked here.
+    if let Some(t) = y.iter().position(|v| !v.is_finite()) {
+        return Err(Error::Overflow {
+            what: "t-SNE embedding",
+            row: t / d,
+            detail: "not finite after the last step (try a smaller learning_rate)",
+        });
+    }
     Ok(Fit {
         embedding: Mat::from_fn(n, d, |i, c| y[i * d + c]),
         learning_rate,
         kl,
     })
+}
+
+/// The error of an optimisation whose KL(P‖Q) is no longer finite at iteration `it`:
+/// the points have flown so far apart that every similarity q underflows (a learning
+/// rate or an early exaggeration far too large). The coordinates would still be finite,
+/// and meaningless.
+fn diverged(it: usize, kl: f64, learning_rate: f64, exaggeration: f64) -> Error {
+    Error::Unsolved {
+        what: "t-SNE's optimisation",
+        status: "diverged",
+        detail: format!(
+            "KL(P‖Q) is {kl:?} at iteration {it} with learning_rate = {learning_rate:?} and \
+             early_exaggeration = {exaggeration:?}: the points flew apart (lower them)"
+        ),
+    }
 }
