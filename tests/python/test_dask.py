@@ -82,3 +82,31 @@ def test_dask_nystrom_fit_equals_the_single_machine_fit(client):
     assert len(client.scheduler_info()["workers"]) == 2
     with pytest.raises(ValueError, match="n_landmarks"):
         oose.dask.fit_kernel_pca(oose.KernelPCA(), xd)
+
+
+def test_empty_and_unknown_size_blocks():
+    # Boolean indexing leaves blocks of unknown size, some of them empty; a Dask array
+    # can also have zero-length blocks of known size. Extension takes both (the
+    # diagnostics' names from the first block that has a row); the Nyström fit takes
+    # empty blocks and asks for the sizes when they are unknown.
+    x = oose.datasets.swiss_roll(3000, noise=0.05, random_state=5)
+    est = oose.KernelPCA(n_components=2).fit(x[:500])
+    xd = da.from_array(x, chunks=(1000, 3))
+    keep = np.arange(3000) >= 1000
+    filtered = xd[da.from_array(keep, chunks=1000)]
+    assert np.isnan(filtered.shape[0])
+    zero = da.from_array(x, chunks=((1000, 0, 2000), 3))
+    for z, rows in [(filtered, x[keep]), (zero, x)]:
+        ref, ref_diag = est.transform(rows, return_diagnostics=True)
+        np.testing.assert_array_equal(oose.dask.transform(est, z).compute(), ref)
+        coords, diag = oose.dask.transform(est, z, return_diagnostics=True)
+        np.testing.assert_array_equal(coords.compute(), ref)
+        assert sorted(diag) == sorted(ref_diag)
+        np.testing.assert_array_equal(diag["novelty"].compute(), ref_diag["novelty"])
+    local = oose.KernelPCA(n_components=2, n_landmarks=60).fit(x)
+    y = oose.dask.fit_kernel_pca(oose.KernelPCA(n_components=2, n_landmarks=60), zero)
+    assert np.abs(y.compute() - local.embedding_).max() <= 1e-12 * np.abs(local.embedding_).max()
+    chunked = oose.KernelPCA(n_components=2, n_landmarks=60).fit_chunks([x[:1000], x[:0], x[1000:]])
+    assert np.abs(chunked.embedding_ - local.embedding_).max() <= 1e-12 * np.abs(local.embedding_).max()
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        oose.dask.fit_kernel_pca(oose.KernelPCA(n_components=2, n_landmarks=60), filtered)

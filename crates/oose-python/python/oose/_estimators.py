@@ -230,7 +230,8 @@ class KernelPCA(_StrategyOption, _Embedding):
         Parameters
         ----------
         chunks : iterable of array-like, or callable returning one
-            Arrays of shape (n_i, n_features), in row order.
+            Arrays of shape (n_i, n_features), in row order (an empty one adds
+            nothing).
 
         Returns
         -------

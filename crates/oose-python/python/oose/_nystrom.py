@@ -23,8 +23,9 @@ def nystrom_params(est) -> dict:
 
 def checked(chunk, width, what="chunk"):
     """A chunk as a C-contiguous float64 2-D array of ``width`` columns (any width
-    when ``width`` is None)."""
-    c = check_array(chunk, dtype=np.float64, order="C", input_name=what)
+    when ``width`` is None). An empty chunk is allowed: it adds nothing (a Dask array
+    can have zero-length blocks)."""
+    c = check_array(chunk, dtype=np.float64, order="C", input_name=what, ensure_min_samples=0)
     # Arrays rebuilt from network frames (Dask workers) can be unaligned.
     c = np.require(c, np.float64, ["C_CONTIGUOUS", "ALIGNED"])
     if width is not None and c.shape[1] != width:

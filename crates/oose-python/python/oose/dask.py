@@ -27,8 +27,11 @@ from sklearn.utils.validation import check_is_fitted
 __all__ = ["fit_kernel_pca", "transform"]
 
 
-def _extend_block(estimator, block, names, return_diagnostics):
-    """One block: coordinates, then the diagnostic columns in ``names`` order."""
+def _extend_block(estimator, block, d, names, return_diagnostics):
+    """One block: coordinates (``d`` columns), then the diagnostic columns in ``names``
+    order. A block without rows (boolean indexing leaves some) gives none."""
+    if np.shape(block)[0] == 0:
+        return np.empty((0, d + (len(names) if return_diagnostics else 0)))
     coords, diag = estimator._extend(block)
     if not return_diagnostics:
         return coords
@@ -48,8 +51,9 @@ def transform(estimator, X, *, return_diagnostics=False):
     diagnostics a dict of 1-D Dask arrays (the names ``transform`` returns; one pass
     over ``X`` computes all of them when computed together with ``dask.compute``).
 
-    Batch-coupled extension (``density="union"`` of diffusion maps) cannot run block by
-    block and is refused. For :class:`oose.KernelInterpolator` the "coordinates" are the
+    Blocks may be empty or of unknown size (as after boolean indexing). Batch-coupled
+    extension (``density="union"`` of diffusion maps) cannot run block by block and is
+    refused. For :class:`oose.KernelInterpolator` the "coordinates" are the
     predicted values (N×m) and the power function is a diagnostic.
 
     Parameters
@@ -88,16 +92,21 @@ def transform(estimator, X, *, return_diagnostics=False):
     d = estimator.model_.n_components
     names = []
     if return_diagnostics:
-        # The names (and their order) from one row, extended here.
-        first = np.asarray(X[:1].compute(), dtype=np.float64)
-        names = list(estimator._extend(first)[1].keys())
+        # The names (and their order) from one row, extended here: the first row of
+        # the first block that has one (block sizes can be unknown, as after boolean
+        # indexing, or zero).
+        for block in X.to_delayed().ravel():
+            first = np.asarray(block.compute(), dtype=np.float64)[:1]
+            if first.shape[0]:
+                names = list(estimator._extend(first)[1].keys())
+                break
     ncols = d + len(names)
 
     est = dask.delayed(estimator, pure=True, traverse=False)
     blocks = X.to_delayed().ravel()
     parts = [
         da.from_delayed(
-            dask.delayed(_extend_block, pure=True)(est, b, names, return_diagnostics),
+            dask.delayed(_extend_block, pure=True)(est, b, d, names, return_diagnostics),
             shape=(rows, ncols),
             dtype=np.float64,
             meta=np.empty((0, ncols), dtype=np.float64),
@@ -137,6 +146,9 @@ def fit_kernel_pca(estimator, X):
     ``estimator.fit(X.compute())`` to rounding (the same sums in another grouping:
     1e-12 relative), and no worker ever holds more than a block and the plan.
 
+    Empty blocks add nothing. Blocks of unknown size (as after boolean indexing) are
+    refused: the sample needs the number of rows; ``X.compute_chunk_sizes()`` gives it.
+
     Returns the training embedding as a lazy Dask array with ``X``'s row chunks (the
     coordinates of :func:`transform`, without its diagnostics); the estimator is fitted
     in place (its ``embedding_`` is empty, 0×d: the embedding is the returned array).
@@ -173,6 +185,11 @@ def fit_kernel_pca(estimator, X):
     if X.ndim != 2:
         raise ValueError(f"X: expected a 2-D Dask array, got {X.ndim} dimension(s)")
     n, width = X.shape
+    if np.isnan(n):
+        raise ValueError(
+            "X: its row chunk sizes are unknown (as after boolean indexing); the fit needs "
+            "the number of rows to draw its sample: call X.compute_chunk_sizes() first"
+        )
     if n < 2 or width < 1:
         raise ValueError(f"X: need at least 2 rows and 1 column, got shape {X.shape}")
     X = X.rechunk({1: -1})
