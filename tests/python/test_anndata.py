@@ -103,3 +103,26 @@ def test_errors_name_the_culprit(pbmc):
         oa.map_query(a[q][:, :100].copy(), ref)
     with pytest.raises(ValueError, match="label_key: ref.obs has no column"):
         oa.map_query(a[q].copy(), ref, label_key="cell_type")
+
+
+def test_missing_labels_and_an_empty_query(pbmc):
+    a, q = pbmc
+    ref = a[~q].copy()
+    oa.fit_reference(ref, "isomap")
+    full = oa.map_query(a[q].copy(), ref, label_key="bulk_labels")
+    # The ten reference cells nearest to the first query cell lose their label: that
+    # cell gets none (missing, confidence 0), not the first category.
+    near = np.argsort(((ref.obsm["X_oose"] - full.obsm["X_oose"][0]) ** 2).sum(axis=1))[:10]
+    ref.obs["lab"] = ref.obs["bulk_labels"].astype(object)
+    ref.obs.loc[ref.obs_names[near], "lab"] = np.nan
+    part = oa.map_query(a[q].copy(), ref, label_key="lab")
+    assert part.obs["lab"].isna().iloc[0] and part.obs["lab_confidence"].iloc[0] == 0.0
+    assert part.obs["lab"].notna().sum() > 0.9 * part.n_obs
+    ref.obs["none"] = np.nan
+    with pytest.raises(ValueError, match=r"ref.obs\['none'\] has no labels"):
+        oa.map_query(a[q].copy(), ref, label_key="none")
+    with pytest.raises(ValueError, match="n_neighbors: must be at least 1"):
+        oa.map_query(a[q].copy(), ref, label_key="bulk_labels", n_neighbors=0)
+    empty = oa.map_query(a[q][:0].copy(), ref, label_key="bulk_labels")
+    assert empty.obsm["X_oose"].shape == (0, full.obsm["X_oose"].shape[1])
+    assert {"oose_novelty", "oose_is_novel", "bulk_labels"} <= set(empty.obs.columns)

@@ -157,7 +157,9 @@ def map_query(query, ref, label_key=None, *, n_neighbors=10, alpha=None):
         A column of ``ref.obs`` to transfer: each query cell gets the majority label of
         its ``n_neighbors`` nearest reference cells in the embedding, in
         ``query.obs[label_key]``, and the fraction of them that carry it in
-        ``query.obs[label_key + "_confidence"]``.
+        ``query.obs[label_key + "_confidence"]``. Reference cells without a label
+        (missing) do not vote; a cell whose voters all lack one gets none
+        (missing, confidence 0).
     n_neighbors : int, default=10
         Reference cells that vote for a label.
     alpha : float, optional
@@ -167,11 +169,17 @@ def map_query(query, ref, label_key=None, *, n_neighbors=10, alpha=None):
     -------
     query : the same AnnData, with ``.obsm["X_oose"]`` (coordinates) and
     ``.obs["oose_novelty"]``, ``["oose_novelty_pvalue"]`` (small: the reference does not
-    represent the cell, e.g. a cell type it lacks) and ``["oose_is_novel"]``.
+    represent the cell, e.g. a cell type it lacks) and ``["oose_is_novel"]``. A query
+    without cells gets these columns, empty.
     """
     est, use_rep, proj = _stored(ref)
     rep = _represent(query, ref, use_rep, proj, "query")
-    coords, diag = est.transform(rep, return_diagnostics=True, alpha=alpha)
+    if rep.shape[0] == 0:
+        # No cells: the columns, empty (the estimators refuse an empty batch).
+        coords = np.empty((0, est.model_.n_components))
+        diag = {"novelty": [], "novelty_pvalue": [], "is_novel": np.array([], bool)}
+    else:
+        coords, diag = est.transform(rep, return_diagnostics=True, alpha=alpha)
     coords = np.asarray(coords)
     query.obsm["X_oose"] = coords
     for k in ("novelty", "novelty_pvalue", "is_novel"):
@@ -188,11 +196,18 @@ def _transfer(query, ref, coords, label_key, n_neighbors):
     if label_key not in ref.obs:
         raise ValueError(f"label_key: ref.obs has no column {label_key!r}")
     labels = pd.Categorical(ref.obs[label_key])
+    if len(labels.categories) == 0:
+        raise ValueError(f"label_key: ref.obs[{label_key!r}] has no labels (all missing)")
+    if int(n_neighbors) < 1:
+        raise ValueError(f"n_neighbors: must be at least 1, got {n_neighbors}")
     k = min(int(n_neighbors), ref.n_obs)
-    nn = NearestNeighbors(n_neighbors=k).fit(np.asarray(ref.obsm["X_oose"]))
-    idx = nn.kneighbors(coords, return_distance=False)
-    codes = labels.codes[idx]
-    counts = np.stack([(codes == c).sum(axis=1) for c in range(len(labels.categories))], axis=1)
-    best = counts.argmax(axis=1)
+    counts = np.zeros((coords.shape[0], len(labels.categories)), dtype=np.int64)
+    if coords.shape[0]:
+        nn = NearestNeighbors(n_neighbors=k).fit(np.asarray(ref.obsm["X_oose"]))
+        codes = labels.codes[nn.kneighbors(coords, return_distance=False)]
+        for c in range(len(labels.categories)):
+            counts[:, c] = (codes == c).sum(axis=1)
+    # A cell whose k neighbours all lack a label gets none (missing), confidence 0.
+    best = np.where(counts.max(axis=1) > 0, counts.argmax(axis=1), -1)
     query.obs[label_key] = pd.Categorical.from_codes(best, categories=labels.categories)
     query.obs[label_key + "_confidence"] = counts.max(axis=1) / k
