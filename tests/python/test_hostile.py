@@ -1,6 +1,7 @@
-"""Hostile input through the Python package: a model crafted with a valid checksum, and
-numbers too large for the arithmetic, arrive as ValueError naming the problem (never
-pyo3's PanicException, which ``except Exception`` does not catch)."""
+"""Hostile input through the Python package: a model crafted with a valid checksum,
+numbers too large for the arithmetic, and data set sizes that are not whole numbers
+arrive as ValueError naming the problem (never pyo3's PanicException, which ``except
+Exception`` does not catch, nor an OverflowError naming nothing)."""
 
 import pickle
 import struct
@@ -60,3 +61,18 @@ def test_rows_too_large_are_named_not_answered_with_nan():
     big[5, 0] = 1e308
     with pytest.raises(ValueError, match="too large"):
         oose.KernelPCA().fit(big)
+
+
+def test_dataset_sizes_and_seeds_are_whole_numbers_or_named_errors():
+    np.testing.assert_array_equal(oose.datasets.swiss_roll(5.0), oose.datasets.swiss_roll(5))
+    np.testing.assert_array_equal(
+        oose.datasets.s_curve(np.int64(4), random_state=np.uint64(2**64 - 1)),
+        oose.datasets.s_curve(4, random_state=2**64 - 1),
+    )
+    # Were: 2.5 silently 2, -5 an OverflowError naming nothing.
+    for bad in (0, -5, 2.5, True, "3", None):
+        with pytest.raises(ValueError, match=r"^n: expected a whole number in \[1, "):
+            oose.datasets.swiss_roll(bad)
+    for bad in (-1, 2**64, 0.5):
+        with pytest.raises(ValueError, match=r"^random_state: expected a whole number"):
+            oose.datasets.twin_peaks(10, random_state=bad)

@@ -2,6 +2,7 @@
 generator as ``oose dataset`` on the command line)."""
 
 import inspect
+import operator
 
 from . import _oose
 
@@ -25,8 +26,25 @@ def _documented(f):
     return f
 
 
+def _whole(what, v, low, high=2**64 - 1):
+    """``v`` as an int in [``low``, ``high``] (2 and 2.0 are whole; 2.5, True and -1
+    are refused with ``what`` named)."""
+    try:
+        k = operator.index(v)
+    except TypeError:
+        k = v if isinstance(v, float) and v.is_integer() else None
+    if k is None or isinstance(v, bool) or not low <= k <= high:
+        raise ValueError(f"{what}: expected a whole number in [{low}, {high}], got {v!r}")
+    return int(k)
+
+
 def _make(name, n, noise=0.0, random_state=0):
-    return _oose.dataset(name, int(n), noise=float(noise), seed=int(random_state))
+    return _oose.dataset(
+        name,
+        _whole("n", n, 1),
+        noise=float(noise),
+        seed=_whole("random_state", random_state, 0),
+    )
 
 
 @_documented
