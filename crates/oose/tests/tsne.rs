@@ -271,6 +271,24 @@ fn bad_input_is_a_typed_error_naming_the_parameter() {
     .fit(dup.as_ref())
     .unwrap();
     assert!(m.embedding().is_all_finite());
+    // Points on a line have one principal component: with init = pca the second column
+    // starts as init = random would (a fit warning says so), not an error.
+    let line = Mat::from_fn(150, 4, |i, j| {
+        ((i * 37) % 150) as f64 / 150.0 * [1.0, 2.0, -1.0, 0.5][j]
+    });
+    let m = Tsne {
+        perplexity: 10.0,
+        max_iter: 300,
+        ..Default::default()
+    }
+    .fit(line.as_ref())
+    .unwrap();
+    assert!(m.embedding().is_all_finite() && m.kl_divergence().is_finite());
+    assert!(
+        m.fit_warnings()[0].contains("the data span 1 dimension(s), fewer than n_components = 2"),
+        "{:?}",
+        m.fit_warnings()
+    );
     // A step so large that the points fly apart: every similarity underflows, the
     // divergence is infinite while the coordinates stay finite. An error, not a model.
     for (learning_rate, early_exaggeration) in [(Some(1e200), 12.0), (None, 1e200)] {

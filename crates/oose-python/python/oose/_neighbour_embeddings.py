@@ -257,7 +257,8 @@ class TSNE(_StrategyOption, _Embedding):
         ≤ 3), ``fft`` (FFT-accelerated interpolation; ``n_components`` ≤ 2) or ``exact``
         (O(N²) per iteration).
     init : str, default="pca"
-        ``pca`` (first component rescaled to standard deviation 1e-4) or ``random``.
+        ``pca`` (first component rescaled to standard deviation 1e-4; components the
+        data lack start as ``random``, with a :class:`FitWarning`) or ``random``.
     random_state : int, RandomState, Generator or None, default=0
         Seed of the random initialisation: an int is the seed (the result is deterministic given it);
         ``None`` draws a fresh seed from the operating system's entropy, a

@@ -301,7 +301,7 @@ impl Tsne {
         self.fit_noting(x, Vec::new())
     }
 
-    fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedTsne> {
+    fn fit_noting(&self, x: MatRef<'_, f64>, mut warnings: Vec<String>) -> Result<FittedTsne> {
         let n = x.nrows();
         self.check(n)?;
         let k = self.n_neighbors(n);
@@ -317,6 +317,7 @@ impl Tsne {
         let search = TrainingSearch::new(self.transform_search, n, x.ncols(), &graph.neighbours.0);
         let fit_novelty = Pending::new(Novelty::from_graph(x, &graph.neighbours.0, dist));
         let fit = optimise::run(self, x, &p)?;
+        warnings.extend(fit.notes);
         Ok(FittedTsne {
             params: self.clone(),
             x: StoredMat::from_mat(x),

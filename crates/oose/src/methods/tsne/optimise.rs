@@ -24,28 +24,58 @@ pub(crate) struct Fit {
     pub embedding: Mat<f64>,
     pub learning_rate: f64,
     pub kl: Vec<(usize, f64)>,
+    /// What the fit decided that the user should know (the model's fit warnings).
+    pub notes: Vec<String>,
 }
 
-fn initial(params: &Tsne, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
+/// The initial embedding (row-major), and a note when `pca` could not give every
+/// column.
+fn initial(params: &Tsne, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Option<String>)> {
     let (n, d) = (x.nrows(), params.n_components);
-    match params.init {
-        TsneInit::Random => {
-            let mut rng = Rng::new(params.seed);
-            Ok((0..n * d).map(|_| 1e-4 * rng.normal()).collect())
+    let random = || {
+        let mut rng = Rng::new(params.seed);
+        (0..n * d)
+            .map(|_| 1e-4 * rng.normal())
+            .collect::<Vec<f64>>()
+    };
+    if params.init == TsneInit::Random {
+        return Ok((random(), None));
+    }
+    let pca = |k: usize| {
+        Pca {
+            n_components: k,
+            ..Default::default()
         }
-        TsneInit::Pca => {
-            let pca = Pca {
-                n_components: d,
-                ..Default::default()
-            }
-            .fit(x)?;
-            let e = pca.embedding();
-            let mean = (0..n).map(|i| e[(i, 0)]).sum::<f64>() / n as f64;
-            let var = (0..n).map(|i| (e[(i, 0)] - mean).powi(2)).sum::<f64>() / n as f64;
-            let scale = if var > 0.0 { 1e-4 / var.sqrt() } else { 1.0 };
-            Ok((0..n * d).map(|t| e[(t / d, t % d)] * scale).collect())
+        .fit(x)
+    };
+    // Data that span fewer than d dimensions (points on a line embedded in the plane)
+    // have fewer principal components: the others start as `random` would.
+    let (pca, k) = match pca(d) {
+        Ok(p) => (p, d),
+        Err(Error::NotEnoughPositiveEigenvalues { available, .. }) if available >= 1 => {
+            (pca(available)?, available)
+        }
+        Err(e) => return Err(e),
+    };
+    let e = pca.embedding();
+    let mean = (0..n).map(|i| e[(i, 0)]).sum::<f64>() / n as f64;
+    let var = (0..n).map(|i| (e[(i, 0)] - mean).powi(2)).sum::<f64>() / n as f64;
+    let scale = if var > 0.0 { 1e-4 / var.sqrt() } else { 1.0 };
+    let mut y = if k < d { random() } else { vec![0.0; n * d] };
+    for (t, v) in y.iter_mut().enumerate() {
+        if t % d < k {
+            *v = e[(t / d, t % d)] * scale;
         }
     }
+    let note = (k < d).then(|| {
+        format!(
+            "init = pca: the data span {k} dimension(s), fewer than n_components = {d}; \
+             the other {} initial column(s) are Gaussian with standard deviation 1e-4, \
+             as init = random gives",
+            d - k
+        )
+    });
+    Ok((y, note))
 }
 
 /// Runs the optimisation on P.
@@ -64,7 +94,7 @@ pub(crate) fn run_observed(
     observe: &mut Observer<'_>,
 ) -> Result<Fit> {
     let (n, d) = (x.nrows(), params.n_components);
-    let mut y = initial(params, x)?;
+    let (mut y, note) = initial(params, x)?;
     let learning_rate = params
         .learning_rate
         .unwrap_or_else(|| (n as f64 / params.early_exaggeration / 4.0).max(50.0));
@@ -145,6 +175,7 @@ pub(crate) fn run_observed(
         embedding: Mat::from_fn(n, d, |i, c| y[i * d + c]),
         learning_rate,
         kl,
+        notes: note.into_iter().collect(),
     })
 }
 
