@@ -32,10 +32,10 @@ pub struct DemoArgs {
     #[arg(long, default_value = ".")]
     output_dir: std::path::PathBuf,
     /// Number of points in the Swiss roll.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, allow_negative_numbers = true)]
     n: usize,
     /// Seed of the data and of the split.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     seed: u64,
 }
 

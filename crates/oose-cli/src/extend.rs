@@ -34,7 +34,7 @@ pub struct ExtendArgs {
     /// Level α of the `is_novel` column: a new point is flagged when its novelty
     /// p-value is ≤ α (about a fraction α of points like the training data are
     /// flagged). Default: the model's (0.01).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     alpha: Option<f64>,
     /// Extension strategy: projection (every model's default placement), restricted
     /// (mds, landmark-mds, isomap, kpca), interpolation (t-SNE's and UMAP's default) or
@@ -66,7 +66,7 @@ pub struct ExtendArgs {
     extension: Option<String>,
     /// With --extension auto: the relative bound below which a row is extended through
     /// the pivots (default 1e-8).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     lowrank_tolerance: Option<f64>,
     /// Rows per chunk while streaming.
     #[arg(long, default_value_t = 16384, hide = true)]

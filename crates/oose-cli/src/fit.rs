@@ -83,6 +83,7 @@ fn method_command(m: &MethodInfo, compare: bool) -> Command {
                 Arg::new("holdout")
                     .long("holdout")
                     .default_value("0.1")
+                    .allow_hyphen_values(true)
                     .value_parser(clap::value_parser!(f64))
                     .help("Fraction of the rows held out and extended."),
             )
@@ -90,6 +91,7 @@ fn method_command(m: &MethodInfo, compare: bool) -> Command {
                 Arg::new("split-seed")
                     .long("split-seed")
                     .default_value("0")
+                    .allow_negative_numbers(true)
                     .value_parser(clap::value_parser!(u64))
                     .help("Seed of the split."),
             );

@@ -95,13 +95,13 @@ enum Command {
         #[arg(value_enum)]
         name: DatasetName,
         /// Number of points.
-        #[arg(long, default_value_t = 1000)]
+        #[arg(long, default_value_t = 1000, allow_negative_numbers = true)]
         n: usize,
         /// Standard deviation of the Gaussian noise.
-        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
         noise: f64,
         /// Seed.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
         seed: u64,
         /// Output file (.npy or CSV; `-` = stdout).
         #[arg(long, default_value = "-")]

@@ -326,6 +326,23 @@ fn bad_parameters_exit_2() {
         2,
         "--knn:",
     );
+    // A negative number reaches the option's own check (clap took "-0.1" and "-1e-8"
+    // for flags: "unexpected argument '-0'").
+    fails(
+        &oose(&["compare", "kpca", "--input", &train, "--holdout", "-0.1"]),
+        2,
+        "--holdout: must be a fraction strictly between 0 and 1, got -0.1",
+    );
+    fails(
+        &oose(&["dataset", "helix", "--noise", "-1e-3"]),
+        2,
+        "--noise: must be finite and >= 0, got -0.001",
+    );
+    fails(
+        &oose(&["dataset", "helix", "--n", "-5"]),
+        2,
+        "invalid value '-5' for '--n <N>'",
+    );
     // A --knn of at least N is lowered to N − 1 with a warning, not refused.
     let r = oose(&[
         "fit", "isomap", "--input", &train, "--knn", "40", "--output", &out,
