@@ -87,7 +87,8 @@ enum Command {
     /// Built-in Swiss roll: fit on 90 %, extend the other 10 %, compare with retraining, plot.
     Demo(demo::DemoArgs),
     /// Draw a model's training embedding (grey) and new points coloured by a
-    /// diagnostic (default: novelty_pvalue), with a colour bar; PNG or SVG.
+    /// diagnostic (default: novelty_pvalue), with a colour bar; SVG, PNG, JPEG or BMP
+    /// (by the extension).
     Plot(plot::PlotArgs),
     /// Write a built-in synthetic data set (maths §10; deterministic given the seed).
     Dataset {

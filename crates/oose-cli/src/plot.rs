@@ -1,5 +1,6 @@
 //! The figure of `oose demo` and `oose plot`: training embedding in grey, new points
-//! coloured by a per-point value (a diagnostic), with a colour bar; PNG or SVG.
+//! coloured by a per-point value (a diagnostic), with a colour bar; SVG, PNG, JPEG or
+//! BMP by the output's extension.
 
 use crate::io::MatrixReader;
 use crate::{check_width, load_model, say, CliError};
@@ -24,7 +25,7 @@ fn register_font() {
 
 /// Writes a scatter plot of the first two columns of `train` (grey) and `new`
 /// (coloured by `value`, shown on a colour bar labelled `value_label`): SVG when `path`
-/// ends in `.svg`, PNG otherwise.
+/// ends in `.svg`, else the bitmap format its extension names (PNG, JPEG, BMP).
 pub fn scatter_png(
     path: &std::path::Path,
     title: &str,
@@ -171,13 +172,33 @@ pub struct PlotArgs {
     /// Colour by log10 of the values (p-values, residuals spanning decades).
     #[arg(long)]
     log10: bool,
-    /// Output file: .svg for SVG, anything else PNG.
+    /// Output file; its extension picks the format: .svg, .png, .jpg or .bmp.
     #[arg(long, default_value = "plot.png")]
     output: String,
 }
 
+/// The image formats `oose plot` writes, by the output's extension (any case).
+const FORMATS: &[&str] = &["svg", "png", "jpg", "jpeg", "bmp"];
+
+/// Refuses an output whose extension names no format [`FORMATS`] has, before any work
+/// (the drawing backend would fail only at the end, after creating an empty file).
+fn check_format(path: &str) -> Result<(), CliError> {
+    let ext = std::path::Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext {
+        Some(e) if FORMATS.contains(&e.as_str()) => Ok(()),
+        _ => Err(CliError::usage(format!(
+            "--output: {path}: the name must end in .svg, .png, .jpg or .bmp (the \
+             extension picks the format)"
+        ))),
+    }
+}
+
 /// Runs `oose plot`.
 pub fn run(a: PlotArgs) -> Result<(), CliError> {
+    check_format(&a.output)?;
     let model = load_model(&a.model)?;
     if model.n_components() < 2 {
         return Err(CliError::usage(format!(

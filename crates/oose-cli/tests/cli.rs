@@ -422,4 +422,23 @@ fn plot_draws_png_and_svg_coloured_by_a_named_diagnostic() {
         2,
         "has residual, reconstruction_error",
     );
+    // The extension picks the format: JPEG and BMP are written, one with no format is
+    // refused before any work (the backend failed at the end, leaving an empty file).
+    for (ext, magic) in [("jpg", &b"\xff\xd8"[..]), ("bmp", &b"BM"[..])] {
+        let f = p(&d, &format!("fig.{ext}"));
+        let out = oose(&["plot", &model, "--input", &new, "--output", &f]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(std::fs::read(&f).unwrap().starts_with(magic), "{ext}");
+    }
+    let gif = p(&d, "fig.gif");
+    fails(
+        &oose(&["plot", &model, "--input", &new, "--output", &gif]),
+        2,
+        "--output: ",
+    );
+    assert!(!std::path::Path::new(&gif).exists());
 }
