@@ -63,7 +63,7 @@ def test_rows_too_large_are_named_not_answered_with_nan():
         oose.KernelPCA().fit(big)
 
 
-def test_dataset_sizes_and_seeds_are_whole_numbers_or_named_errors():
+def test_dataset_sizes_and_seeds_are_whole_numbers_or_named_errors(monkeypatch):
     np.testing.assert_array_equal(oose.datasets.swiss_roll(5.0), oose.datasets.swiss_roll(5))
     np.testing.assert_array_equal(
         oose.datasets.s_curve(np.int64(4), random_state=np.uint64(2**64 - 1)),
@@ -71,8 +71,20 @@ def test_dataset_sizes_and_seeds_are_whole_numbers_or_named_errors():
     )
     # Were: 2.5 silently 2, -5 an OverflowError naming nothing.
     for bad in (0, -5, 2.5, True, "3", None):
-        with pytest.raises(ValueError, match=r"^n: expected a whole number in \[1, "):
+        with pytest.raises(ValueError, match=r"^n: expected a whole number ≥ 1, got"):
             oose.datasets.swiss_roll(bad)
-    for bad in (-1, 2**64, 0.5):
-        with pytest.raises(ValueError, match=r"^random_state: expected a whole number"):
+    # The seed as the estimators take it (their own check, _seed): None and a
+    # Generator draw one.
+    assert oose.datasets.twin_peaks(5, random_state=None).shape == (5, 3)
+    g = np.random.default_rng(3)
+    assert oose.datasets.twin_peaks(5, random_state=g).shape == (5, 3)
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match=r"^random_state: must be between 0 and 2\*\*64 - 1"):
             oose.datasets.twin_peaks(10, random_state=bad)
+    with pytest.raises(ValueError, match=r"^random_state: expected an int seed"):
+        oose.datasets.twin_peaks(10, random_state=0.5)
+    # More than the memory allows: refused with its size (was pyo3's PanicException from
+    # a failed allocation, which ``except Exception`` does not catch).
+    monkeypatch.setenv("OOSE_MEMORY_LIMIT", str(10**6))
+    with pytest.raises(ValueError, match=r"data set \(n×3\) needs 22.9 MiB of memory"):
+        oose.datasets.swiss_roll(10**6)

@@ -95,8 +95,8 @@ def _seed(random_state, name="random_state") -> int:
     if isinstance(random_state, bool):
         raise ValueError(f"{name}: expected an int, None or a RandomState, got a bool")
     if isinstance(random_state, numbers.Integral):
-        if random_state < 0:
-            raise ValueError(f"{name}: must be >= 0, got {random_state}")
+        if not 0 <= random_state <= 2**64 - 1:
+            raise ValueError(f"{name}: must be between 0 and 2**64 - 1, got {random_state}")
         return int(random_state)
     if random_state is None:
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 1)

@@ -5,11 +5,12 @@ import inspect
 import operator
 
 from . import _oose
+from ._base import _seed
 
 _PARAM_DOC = {
     "n": "    n : int\n        Number of points.\n",
     "noise": "    noise : float, default=0.0\n        Standard deviation of Gaussian noise added to every coordinate.\n",
-    "random_state": "    random_state : int, default=0\n        Seed (the data are a function of it).\n",
+    "random_state": "    random_state : int, RandomState, Generator or None, default=0\n        Seed, as the estimators take it (an int: the data are a function of it).\n",
     "hole": "    hole : bool, default=False\n        Remove a rectangle from the roll's parameter domain.\n",
 }
 
@@ -26,25 +27,20 @@ def _documented(f):
     return f
 
 
-def _whole(what, v, low, high=2**64 - 1):
-    """``v`` as an int in [``low``, ``high``] (2 and 2.0 are whole; 2.5, True and -1
-    are refused with ``what`` named)."""
+def _count(n):
+    """``n`` as an int ≥ 1 (2 and 2.0 are whole; 2.5, True and -1 are refused, naming
+    ``n``)."""
     try:
-        k = operator.index(v)
+        k = operator.index(n)
     except TypeError:
-        k = v if isinstance(v, float) and v.is_integer() else None
-    if k is None or isinstance(v, bool) or not low <= k <= high:
-        raise ValueError(f"{what}: expected a whole number in [{low}, {high}], got {v!r}")
+        k = n if isinstance(n, float) and n.is_integer() else None
+    if k is None or isinstance(n, bool) or not 1 <= k <= 2**64 - 1:
+        raise ValueError(f"n: expected a whole number ≥ 1, got {n!r}")
     return int(k)
 
 
 def _make(name, n, noise=0.0, random_state=0):
-    return _oose.dataset(
-        name,
-        _whole("n", n, 1),
-        noise=float(noise),
-        seed=_whole("random_state", random_state, 0),
-    )
+    return _oose.dataset(name, _count(n), noise=float(noise), seed=_seed(random_state))
 
 
 @_documented

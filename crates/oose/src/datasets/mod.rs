@@ -261,6 +261,8 @@ pub fn by_name(name: &str, n: usize, noise: f64, seed: u64) -> Result<Dataset> {
             format!("must be finite and >= 0, got {noise}"),
         ));
     }
+    // Refused with its size, not aborted on (n = 2⁴⁰ asks for 24 TiB).
+    crate::linalg::memory::plan("data set (n×3)", 1, n, 3)?;
     let name = name.replace('-', "_");
     let noisy = matches!(name.as_str(), "swiss_roll" | "swiss_roll_hole" | "s_curve");
     if noise != 0.0 && !noisy {
