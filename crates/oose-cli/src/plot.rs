@@ -36,10 +36,7 @@ pub fn scatter_png(
 ) -> Result<(), CliError> {
     register_font();
     let err = |e: String| CliError::data(format!("{}: cannot draw: {e}", path.display()));
-    let svg = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-    if svg {
+    if check_format(path)? {
         let root = SVGBackend::new(path, (1000, 760)).into_drawing_area();
         draw(root, title, train, new, value, value_label).map_err(err)
     } else {
@@ -180,25 +177,27 @@ pub struct PlotArgs {
 /// The image formats `oose plot` writes, by the output's extension (any case).
 const FORMATS: &[&str] = &["svg", "png", "jpg", "jpeg", "bmp"];
 
-/// Refuses an output whose extension names no format [`FORMATS`] has, before any work
-/// (the drawing backend would fail only at the end, after creating an empty file).
-fn check_format(path: &str) -> Result<(), CliError> {
-    let ext = std::path::Path::new(path)
+/// Whether `path` asks for SVG; an extension that names no format [`FORMATS`] has is
+/// refused (`oose plot` checks before any work: the drawing backend would fail only at
+/// the end, after creating an empty file).
+fn check_format(path: &std::path::Path) -> Result<bool, CliError> {
+    let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     match ext {
-        Some(e) if FORMATS.contains(&e.as_str()) => Ok(()),
+        Some(e) if FORMATS.contains(&e.as_str()) => Ok(e == "svg"),
         _ => Err(CliError::usage(format!(
-            "--output: {path}: the name must end in .svg, .png, .jpg or .bmp (the \
-             extension picks the format)"
+            "--output: {}: the name must end in .svg, .png, .jpg or .bmp (the \
+             extension picks the format)",
+            path.display()
         ))),
     }
 }
 
 /// Runs `oose plot`.
 pub fn run(a: PlotArgs) -> Result<(), CliError> {
-    check_format(&a.output)?;
+    check_format(std::path::Path::new(&a.output))?;
     let model = load_model(&a.model)?;
     if model.n_components() < 2 {
         return Err(CliError::usage(format!(
