@@ -6,8 +6,9 @@
 //! Taylor polynomial of e^r (truncation < 1e-17 relative) and scales by 2ⁿ through the
 //! exponent bits, in two factors so that results down to the subnormal range come out
 //! right. Measured error against `f64::exp`: ≤ 2 ulp (see the tests).
-//! Branch-free: the loop vectorises (SSE2 baseline; AVX2 or AVX-512 when the CPU has
-//! them, through `linalg::simd::vectorized`, with the same bits).
+//! Branch-free: the loops vectorise (SSE2 baseline; AVX2 or AVX-512 when the CPU has
+//! them, through `linalg::simd::vectorized`, with the same bits), and run in passes over
+//! blocks so that many values are in flight ([`exp_map_body`]).
 
 const LOG2E: f64 = std::f64::consts::LOG2_E;
 // ln 2 split so that n·LN2_HI is exact for |n| < 2¹¹ (fdlibm's constants).
@@ -22,28 +23,46 @@ const X_MAX: f64 = 710.0;
 // n = round(x·log₂e) ∈ [−1076, 1024]; n + BIAS ≥ 0 lets us halve it with a logical shift.
 const BIAS: u64 = 1076;
 
-#[inline(always)]
+/// The Taylor coefficients 1/13!, 1/12!, …, 1/1!, 1/0!, in Horner order.
+const TAYLOR: [f64; 14] = [
+    1.0 / 6_227_020_800.0,
+    1.0 / 479_001_600.0,
+    1.0 / 39_916_800.0,
+    1.0 / 3_628_800.0,
+    1.0 / 362_880.0,
+    1.0 / 40_320.0,
+    1.0 / 5_040.0,
+    1.0 / 720.0,
+    1.0 / 120.0,
+    1.0 / 24.0,
+    1.0 / 6.0,
+    0.5,
+    1.0,
+    1.0,
+];
+
+/// e^x, one value: the reference the block version below follows step for step (the
+/// tests hold them to the same bits).
+#[cfg(test)]
 fn exp_one(x: f64) -> f64 {
+    let (t, r) = reduce(x);
+    scale_by_power(horner(TAYLOR[0], r, &TAYLOR[1..]), t)
+}
+
+/// x clamped and reduced: t = x·log₂e + SHIFT (n = t − SHIFT = round(x·log₂e) in its
+/// low bits) and r = x − n·ln 2 in two parts (Cody–Waite).
+#[inline(always)]
+fn reduce(x: f64) -> (f64, f64) {
     let x = x.clamp(X_MIN, X_MAX);
     let t = x * LOG2E + SHIFT;
     let n = t - SHIFT;
-    let r = (x - n * LN2_HI) - n * LN2_LO;
-    // e^r, Horner form of Σ_{k≤13} r^k/k!.
-    let mut p = 1.0 / 6_227_020_800.0;
-    p = p * r + 1.0 / 479_001_600.0;
-    p = p * r + 1.0 / 39_916_800.0;
-    p = p * r + 1.0 / 3_628_800.0;
-    p = p * r + 1.0 / 362_880.0;
-    p = p * r + 1.0 / 40_320.0;
-    p = p * r + 1.0 / 5_040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    // 2ⁿ = 2^{n1}·2^{n2}, n1 = ⌊(n+BIAS)/2⌋ − BIAS/2, both factors normal numbers.
+    (t, (x - n * LN2_HI) - n * LN2_LO)
+}
+
+/// p·2ⁿ with n from `t` of [`reduce`]: 2ⁿ = 2^{n1}·2^{n2}, n1 = ⌊(n+BIAS)/2⌋ − BIAS/2,
+/// both factors normal numbers.
+#[inline(always)]
+fn scale_by_power(p: f64, t: f64) -> f64 {
     let e = t.to_bits().wrapping_sub(SHIFT.to_bits()).wrapping_add(BIAS);
     let e1 = e >> 1;
     let e2 = e - e1;
@@ -52,18 +71,59 @@ fn exp_one(x: f64) -> f64 {
     p * s1 * s2
 }
 
+/// Values per block of [`exp_map_body`]: the block and its two scratch arrays stay in
+/// the L1 cache.
+const BLOCK: usize = 256;
+
+/// v ← exp(f(v)), elementwise: [`exp_one`] in three passes over blocks of [`BLOCK`]
+/// values (the reduction and three Horner steps; the other ten steps; the scaling).
+///
+/// Why: one value's steps are a chain of ~35 dependent operations, and a loop that runs
+/// the whole chain for one vector of values at a time leaves the vector units waiting
+/// on latency; a pass's chain is short and its iterations independent. Measured on a
+/// kernel column of 2416 values (AVX-512, one thread): 1.44 → 1.06 ns a value. Each
+/// value goes through the operations of [`exp_one`] in its order: the same bits.
+#[inline(always)]
+fn exp_map_body(v: &mut [f64], f: impl Fn(f64) -> f64) {
+    const FIRST: usize = 3;
+    let mut r = [0.0; BLOCK];
+    let mut p = [0.0; BLOCK];
+    for block in v.chunks_mut(BLOCK) {
+        let m = block.len();
+        let (r, p) = (&mut r[..m], &mut p[..m]);
+        // The block keeps t of `reduce` until the scaling.
+        for ((v, r), p) in block.iter_mut().zip(r.iter_mut()).zip(p.iter_mut()) {
+            let (t, rr) = reduce(f(*v));
+            *v = t;
+            *r = rr;
+            *p = horner(TAYLOR[0], rr, &TAYLOR[1..=FIRST]);
+        }
+        for (p, &r) in p.iter_mut().zip(r.iter()) {
+            *p = horner(*p, r, &TAYLOR[FIRST + 1..]);
+        }
+        for (v, &p) in block.iter_mut().zip(p.iter()) {
+            *v = scale_by_power(p, *v);
+        }
+    }
+}
+
+/// Horner steps p ← p·r + c for each c of `coefficients`, in order.
+#[inline(always)]
+fn horner(mut p: f64, r: f64, coefficients: &[f64]) -> f64 {
+    for &c in coefficients {
+        p = p * r + c;
+    }
+    p
+}
+
 #[inline(always)]
 fn exp_scaled_body(v: &mut [f64], scale: f64) {
-    for x in v.iter_mut() {
-        *x = exp_one(*x * scale);
-    }
+    exp_map_body(v, |x| x * scale)
 }
 
 #[inline(always)]
 fn exp_neg_sqrt_scaled_body(v: &mut [f64], scale: f64) {
-    for x in v.iter_mut() {
-        *x = exp_one(x.sqrt() * scale);
-    }
+    exp_map_body(v, |x| x.sqrt() * scale)
 }
 
 /// v ← exp(scale · v), elementwise. Compiled for the widest vectors the CPU has
@@ -137,6 +197,35 @@ mod tests {
         for (path, (v, w)) in paths {
             assert_eq!(bits(&v), bits(&want), "{path}");
             assert_eq!(bits(&w), bits(&want_sqrt), "{path} sqrt");
+        }
+    }
+
+    /// The block passes give each value the bits of the one-value reference, whatever
+    /// the length (partial blocks, the remainders of the vector loops) and the path.
+    #[test]
+    fn blocks_give_the_bits_of_one_value_at_a_time() {
+        let mut rng = crate::rng::Rng::new(3);
+        for len in [0, 1, 7, 8, 9, 255, 256, 257, 600, 2416] {
+            let x: Vec<f64> = (0..len).map(|_| -760.0 + 1480.0 * rng.uniform()).collect();
+            let one: Vec<u64> = x.iter().map(|&x| exp_one(0.9 * x).to_bits()).collect();
+            let roots: Vec<u64> = x
+                .iter()
+                .map(|&x| exp_one(x.abs().sqrt() * -0.7).to_bits())
+                .collect();
+            for (path, (v, w)) in crate::linalg::simd::each_path(
+                #[inline(always)]
+                || {
+                    let mut v = x.clone();
+                    exp_scaled_body(&mut v, 0.9);
+                    let mut w: Vec<f64> = x.iter().map(|x| x.abs()).collect();
+                    exp_neg_sqrt_scaled_body(&mut w, -0.7);
+                    (v, w)
+                },
+            ) {
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&v), one, "{path}, {len} values");
+                assert_eq!(bits(&w), roots, "{path}, {len} values, sqrt");
+            }
         }
     }
 
