@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn blocks_give_the_bits_of_one_value_at_a_time() {
         let mut rng = crate::rng::Rng::new(3);
-        for len in [0, 1, 7, 8, 9, 255, 256, 257, 600, 2416] {
+        for len in [0, 1, 7, 8, 9, 15, 63, 64, 65, 255, 256, 257, 600, 2416] {
             let x: Vec<f64> = (0..len).map(|_| -760.0 + 1480.0 * rng.uniform()).collect();
             let one: Vec<u64> = x.iter().map(|&x| exp_one(0.9 * x).to_bits()).collect();
             let roots: Vec<u64> = x
