@@ -79,15 +79,19 @@ pub(crate) fn finish_sq_distance_column(
     // Near pairs are rare: find them by runs of `RUN` entries, each counted branch-free,
     // and stop at the last one (a loop that tested and branched on every entry took a
     // fifth of the time of the kernel values themselves).
+    // The predicate `add_norms` counted (`is_near`), so `left` counts down to 0 exactly.
     const RUN: usize = 32;
-    let near = |v: f64, ai: f64| v < REFINE * (ai + bj);
     for (k, (run, sq)) in col.chunks_mut(RUN).zip(a_sq.chunks(RUN)).enumerate() {
-        let hits = run.iter().zip(sq).filter(|(v, ai)| near(**v, **ai)).count();
+        let hits = run
+            .iter()
+            .zip(sq)
+            .filter(|(v, ai)| is_near(**v, **ai, bj))
+            .count();
         if hits == 0 {
             continue;
         }
         for (i, (v, &ai)) in run.iter_mut().zip(sq).enumerate() {
-            if near(*v, ai) {
+            if is_near(*v, ai, bj) {
                 *v = direct_sq_distance(a, k * RUN + i, b, j);
             }
         }
@@ -112,9 +116,8 @@ fn add_norms(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
 fn add_norms_body(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
     let mut near = 0usize;
     for (v, &ai) in col.iter_mut().zip(a_sq) {
-        let scale = ai + bj;
-        let d2 = *v + scale;
-        near += usize::from(d2 < REFINE * scale);
+        let d2 = *v + (ai + bj);
+        near += usize::from(is_near(d2, ai, bj));
         *v = d2;
     }
     near
@@ -123,6 +126,13 @@ fn add_norms_body(col: &mut [f64], a_sq: &[f64], bj: f64) -> usize {
 /// Entries with d² below `REFINE · (||a||² + ||b||²)` are recomputed directly: the GEMM
 /// formula's relative error there would exceed ~eps/REFINE ≈ 2e-13.
 const REFINE: f64 = 1e-3;
+
+/// Whether the squared distance `d2` of rows with squared norms `ai` and `bj` is near
+/// enough to be recomputed directly (below `REFINE · (ai + bj)`).
+#[inline(always)]
+fn is_near(d2: f64, ai: f64, bj: f64) -> bool {
+    d2 < REFINE * (ai + bj)
+}
 
 fn direct_sq_distance(a: MatRef<'_, f64>, i: usize, b: MatRef<'_, f64>, j: usize) -> f64 {
     (0..a.ncols())
