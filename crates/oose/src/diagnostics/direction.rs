@@ -156,20 +156,21 @@ impl Directions {
     }
 }
 
-/// û_j of every row of `x`, row after row (the values of [`unit`], read from `x`
-/// column after column), and the norms ‖x_j − μ‖.
+/// û_j of every row of `x`, row after row (the values of [`unit`]), and the norms
+/// ‖x_j − μ‖.
 fn all_units(x: MatRef<'_, f64>, mean: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    let (n, w) = (x.nrows(), x.ncols());
-    let mut units = vec![0.0; n * w];
+    let w = x.ncols();
+    let mut units = crate::linalg::row_major(x);
     if w == 0 {
-        return (units, vec![0.0; n]);
+        return (units, vec![0.0; x.nrows()]);
     }
-    for (c, m) in mean.iter().enumerate() {
-        for (i, v) in x.col(c).iter().enumerate() {
-            units[i * w + c] = v - m;
-        }
-    }
-    let norms = units.chunks_exact_mut(w).map(normalise).collect();
+    let norms = units
+        .chunks_exact_mut(w)
+        .map(|u| {
+            u.iter_mut().zip(mean).for_each(|(v, m)| *v -= m);
+            normalise(u)
+        })
+        .collect();
     (units, norms)
 }
 

@@ -13,6 +13,37 @@ pub(crate) fn product(
     out
 }
 
+/// The rows of `x` one after the other (row-major), copied by blocks of 64 rows: the
+/// reads run down the columns and the writes stay in the first-level cache (element by
+/// element, each write lands on another cache line: 3× the time for 60000 × 50).
+pub(crate) fn row_major(x: faer::MatRef<'_, f64>) -> Vec<f64> {
+    const BLOCK: usize = 64;
+    let (n, w) = (x.nrows(), x.ncols());
+    let mut out = vec![0.0; n * w];
+    if w == 0 {
+        return out;
+    }
+    for (b, block) in out.chunks_mut(BLOCK * w).enumerate() {
+        let rows = block.len() / w;
+        for c in 0..w {
+            let col = x.col(c).subrows(b * BLOCK, rows);
+            match col.try_as_col_major() {
+                Some(col) => {
+                    for (i, v) in col.as_slice().iter().enumerate() {
+                        block[i * w + c] = *v;
+                    }
+                }
+                None => {
+                    for (i, v) in col.iter().enumerate() {
+                        block[i * w + c] = *v;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The row blocks `parts` one under the other, in a new matrix `width` columns wide
 /// (the width of an empty list; every block must have it).
 ///
@@ -96,3 +127,24 @@ pub(crate) mod simd;
 pub(crate) mod small;
 pub(crate) mod sparse;
 pub(crate) mod stored;
+
+#[cfg(test)]
+mod tests {
+    use faer::Mat;
+
+    #[test]
+    fn row_major_copies_every_layout_and_a_partial_last_block() {
+        for (n, w) in [(0, 3), (5, 0), (1, 1), (64, 3), (130, 7)] {
+            let x = Mat::from_fn(n, w, |i, j| (i * 1000 + j) as f64);
+            let want: Vec<f64> = (0..n * w).map(|t| x[(t / w, t % w)]).collect();
+            assert_eq!(super::row_major(x.as_ref()), want, "{n}×{w}");
+            // A transposed view: columns with a stride.
+            let t = Mat::from_fn(w, n, |j, i| x[(i, j)]);
+            assert_eq!(
+                super::row_major(t.as_ref().transpose()),
+                want,
+                "{n}×{w} strided"
+            );
+        }
+    }
+}

@@ -212,7 +212,7 @@ fn rp_leaves(x: &[f64], w: usize, n: usize, leaf: usize, seed: u64) -> Vec<Vec<u
 pub fn knn_descent(points: MatRef<'_, f64>, k: usize, s: &Descent) -> Neighbours {
     let (n, w) = (points.nrows(), points.ncols());
     let k = k.min(n.saturating_sub(1));
-    let x: Vec<f64> = (0..n * w).map(|t| points[(t / w, t % w)]).collect();
+    let x = crate::linalg::row_major(points);
     let row = |i: usize| &x[i * w..(i + 1) * w];
     let mut lists: Vec<List> = vec![List::default(); n];
     if k == 0 {

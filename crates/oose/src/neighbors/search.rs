@@ -14,7 +14,6 @@ use crate::rng::Rng;
 use faer::MatRef;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// Seed points every search starts from.
@@ -99,8 +98,8 @@ pub struct GraphIndex {
     offsets: Vec<usize>,
     adjacent: Vec<u32>,
     seeds: Vec<u32>,
-    /// Hash of a row's bits → the rows with that hash.
-    rows: HashMap<u64, Vec<u32>>,
+    /// (hash of a row's bits, row), sorted.
+    rows: Vec<(u64, u32)>,
     /// The order a batch is searched in: by cells of width `cell` along the training
     /// points' column of largest variance, then along the second largest (see `search`).
     order: (usize, usize, f64),
@@ -119,38 +118,98 @@ impl GraphIndex {
     /// The index of the rows of `x` over the kNN lists `graph` (row i's neighbours;
     /// indices < N), with its seeds drawn by `seed`.
     pub fn new(x: MatRef<'_, f64>, graph: &[Vec<usize>], seed: u64) -> GraphIndex {
-        let (n, w) = (x.nrows(), x.ncols());
-        let mut adj: Vec<Vec<u32>> = graph
+        let lists: Vec<Vec<u32>> = graph
             .iter()
             .map(|r| r.iter().map(|&j| j as u32).collect())
             .collect();
-        for (i, r) in graph.iter().enumerate() {
-            for &j in r {
-                adj[j].push(i as u32);
+        GraphIndex::from_lists(x, |i| &lists[i], seed)
+    }
+
+    /// [`GraphIndex::new`] with row i's list given by `list(i)`. Built on a model's
+    /// first extension (on every one of the CLI's), so built from flat arrays filled
+    /// by counting rather than a growing list per point, with a sorted table of row
+    /// hashes rather than a hash map of lists.
+    fn from_lists<'a>(
+        x: MatRef<'_, f64>,
+        list: impl Fn(usize) -> &'a [u32],
+        seed: u64,
+    ) -> GraphIndex {
+        let (n, w) = (x.nrows(), x.ncols());
+        // Each point's edges both ways, in flat arrays: its segment holds its own list,
+        // then the points whose lists hold it, in increasing order (filled by
+        // increasing i); the list is sorted and the two merged without repeats.
+        let mut start = vec![0usize; n + 1];
+        for i in 0..n {
+            start[i + 1] += list(i).len();
+            for &j in list(i) {
+                start[j as usize + 1] += 1;
             }
         }
-        let mut offsets = vec![0];
-        let mut adjacent = Vec::new();
-        for a in adj.iter_mut() {
-            a.sort_unstable();
-            a.dedup();
-            adjacent.extend_from_slice(a);
-            offsets.push(adjacent.len());
+        for i in 0..n {
+            start[i + 1] += start[i];
         }
+        let mut adjacent = vec![0u32; start[n]];
+        let mut fill: Vec<usize> = (0..n)
+            .map(|i| {
+                let own = list(i);
+                adjacent[start[i]..start[i] + own.len()].copy_from_slice(own);
+                start[i] + own.len()
+            })
+            .collect();
+        for i in 0..n {
+            for &j in list(i) {
+                adjacent[fill[j as usize]] = i as u32;
+                fill[j as usize] += 1;
+            }
+        }
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0);
+        let mut len = 0;
+        let mut own = Vec::new();
+        for i in 0..n {
+            let (mid, to) = (start[i] + list(i).len(), start[i + 1]);
+            own.clear();
+            own.extend_from_slice(&adjacent[start[i]..mid]);
+            own.sort_unstable();
+            let (mut a, mut b) = (0, mid);
+            let mut last = None;
+            while a < own.len() || b < to {
+                let v = if b == to || (a < own.len() && own[a] <= adjacent[b]) {
+                    a += 1;
+                    own[a - 1]
+                } else {
+                    b += 1;
+                    adjacent[b - 1]
+                };
+                // In place: with c values taken, the write lands at or before
+                // start[i] + c − 1 ≤ b − 1 (a ≤ own.len()), an entry already read.
+                if last != Some(v) {
+                    adjacent[len] = v;
+                    len += 1;
+                    last = Some(v);
+                }
+            }
+            offsets.push(len);
+        }
+        adjacent.truncate(len);
         let mut seeds: Vec<u32> = Rng::new(seed)
             .sample_indices(n, SEEDS.min(n))
             .into_iter()
             .map(|i| i as u32)
             .collect();
         seeds.sort_unstable();
-        let mut rows: HashMap<u64, Vec<u32>> = HashMap::new();
-        for i in 0..n {
-            rows.entry(row_hash((0..w).map(|c| x[(i, c)])))
-                .or_default()
-                .push(i as u32);
-        }
+        let rows_x = crate::linalg::row_major(x);
+        let mut rows: Vec<(u64, u32)> = (0..n)
+            .map(|i| {
+                (
+                    row_hash(rows_x[i * w..(i + 1) * w].iter().copied()),
+                    i as u32,
+                )
+            })
+            .collect();
+        rows.sort_unstable();
         GraphIndex {
-            x: (0..n * w).map(|t| x[(t / w, t % w)]).collect(),
+            x: rows_x,
             width: w,
             offsets,
             adjacent,
@@ -158,6 +217,16 @@ impl GraphIndex {
             rows,
             order: batch_order(x),
         }
+    }
+
+    /// The training rows whose bits hash as `z`'s (candidates for being `z`).
+    fn same_hash(&self, z: &[f64]) -> impl Iterator<Item = u32> + '_ {
+        let h = row_hash(z.iter().copied());
+        let at = self.rows.partition_point(|e| e.0 < h);
+        self.rows[at..]
+            .iter()
+            .take_while(move |e| e.0 == h)
+            .map(|e| e.1)
     }
 
     fn point(&self, i: u32) -> &[f64] {
@@ -282,11 +351,9 @@ impl GraphIndex {
         let visit = |i: u32, stamp: &mut [u32], pool: &mut Vec<(Cand, bool)>, first: &mut usize| {
             self.visit::<AVX>(z, i, r, ef, stamp, pool, first)
         };
-        if let Some(same) = self.rows.get(&row_hash(z.iter().copied())) {
-            for &i in same {
-                if self.point(i) == z {
-                    visit(i, stamp, &mut pool, &mut first);
-                }
+        for i in self.same_hash(z) {
+            if self.point(i) == z {
+                visit(i, stamp, &mut pool, &mut first);
             }
         }
         for &s in &self.seeds {
@@ -423,12 +490,7 @@ impl TrainingSearch {
         }
         let index = self.index.0.get_or_init(|| {
             let g = self.graph.len() / x.nrows();
-            let lists: Vec<Vec<usize>> = self
-                .graph
-                .chunks_exact(g)
-                .map(|r| r.iter().map(|&j| j as usize).collect())
-                .collect();
-            GraphIndex::new(x, &lists, seed)
+            GraphIndex::from_lists(x, |i| &self.graph[i * g..(i + 1) * g], seed)
         });
         index.search(new, k)
     }
@@ -487,6 +549,43 @@ mod tests {
         // Row by row as in a batch.
         let one = index.search(q.as_ref().subrows(7, 1), 10);
         assert_eq!(one.0[0], approx[7]);
+    }
+
+    #[test]
+    fn edges_both_ways_are_each_listed_once_in_increasing_order() {
+        // Lists with repeats, a point listing itself, points no one lists and empty
+        // lists: every point's edges are the sorted set of its list and of the points
+        // listing it, as with a growing list per point.
+        let mut rng = Rng::new(5);
+        let n = 300;
+        let lists: Vec<Vec<usize>> = (0..n)
+            .map(|i| {
+                let len = if i % 7 == 0 { 0 } else { 1 + rng.below(12) };
+                (0..len)
+                    .map(|t| if t == 3 { i } else { rng.below(n / 2) })
+                    .collect()
+            })
+            .collect();
+        let index = GraphIndex::new(Mat::<f64>::zeros(n, 2).as_ref(), &lists, 1);
+        let mut want: Vec<Vec<u32>> = lists
+            .iter()
+            .map(|r| r.iter().map(|&j| j as u32).collect())
+            .collect();
+        for (i, r) in lists.iter().enumerate() {
+            for &j in r {
+                want[j].push(i as u32);
+            }
+        }
+        for (i, w) in want.iter_mut().enumerate() {
+            w.sort_unstable();
+            w.dedup();
+            let got = &index.adjacent[index.offsets[i]..index.offsets[i + 1]];
+            assert_eq!(got, &w[..], "point {i}");
+        }
+        assert_eq!(index.offsets.len(), n + 1);
+        assert_eq!(index.adjacent.len(), index.offsets[n]);
+        // Equal rows share a hash: all of them are found.
+        assert_eq!(index.same_hash(&[0.0, 0.0]).count(), n);
     }
 
     #[test]
@@ -550,12 +649,7 @@ mod tests {
                 todo.push(Reverse(c));
             }
         };
-        for &i in index
-            .rows
-            .get(&row_hash(z.iter().copied()))
-            .into_iter()
-            .flatten()
-        {
+        for i in index.same_hash(z) {
             if index.point(i) == z {
                 visit(i, &mut best, &mut todo);
             }
