@@ -178,14 +178,7 @@ impl<'a> Rows<'a> {
 
 /// Copies a faer matrix into a new row-major numpy array.
 fn to_numpy<'py>(py: Python<'py>, m: MatRef<'_, f64>) -> Bound<'py, PyArray2<f64>> {
-    let (r, c) = (m.nrows(), m.ncols());
-    let mut v = Vec::with_capacity(r * c);
-    for i in 0..r {
-        for j in 0..c {
-            v.push(m[(i, j)]);
-        }
-    }
-    Array2::from_shape_vec((r, c), v)
+    Array2::from_shape_vec((m.nrows(), m.ncols()), oose::linalg::row_major(m))
         .expect("the vector holds r·c values")
         .into_pyarray(py)
 }
