@@ -285,10 +285,8 @@ impl GraphIndex {
         sq(a, b)
     }
 
-    /// Measures training point `i` unless this search has (stamp `r`), and keeps it in
-    /// `pool` (the `ef` nearest met so far, nearest first, with whether each has been
-    /// expanded) when it is among them; `first` is lowered to its place when it lands
-    /// before the first unexpanded entry.
+    /// Measures training point `i` unless this search has (stamp `r`), and keeps it
+    /// ([`GraphIndex::keep`]).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn visit<const AVX: bool>(
@@ -305,15 +303,55 @@ impl GraphIndex {
             return;
         }
         stamp[i as usize] = r;
-        let c = Cand(Self::distance::<AVX>(z, self.point(i)), i);
+        self.keep(
+            Cand(Self::distance::<AVX>(z, self.point(i)), i),
+            ef,
+            pool,
+            first,
+        );
+    }
+
+    /// Keeps `c` in `pool` (the `ef` nearest met so far, nearest first, with whether
+    /// each has been expanded) when it is among them; `first` is lowered to its place
+    /// when it lands before the first unexpanded entry.
+    #[inline(always)]
+    fn keep(&self, c: Cand, ef: usize, pool: &mut Vec<(Cand, bool)>, first: &mut usize) {
         if pool.len() < ef || c < pool[pool.len() - 1].0 {
             let at = pool.partition_point(|e| e.0 < c);
             pool.insert(at, (c, false));
             pool.truncate(ef);
             *first = (*first).min(at);
             // Its edges' offset, for when it is expanded.
-            prefetch_line(&self.offsets[i as usize]);
+            prefetch_line(&self.offsets[c.1 as usize]);
         }
+    }
+
+    /// The squared distances of `z` to the training points `fresh` into `out`: with
+    /// AVX four at a time ([`super::descent::sq4_avx`], the bits of one at a time).
+    #[inline(always)]
+    fn distances<const AVX: bool>(&self, z: &[f64], fresh: &[u32], out: &mut Vec<f64>) {
+        out.clear();
+        #[cfg(target_arch = "x86_64")]
+        if AVX {
+            let mut quads = fresh.chunks_exact(4);
+            for q in &mut quads {
+                let rows = [q[0], q[1], q[2], q[3]].map(|i| self.point(i));
+                // SAFETY: `AVX` is true only on a CPU with AVX (`one`).
+                out.extend(unsafe { super::descent::sq4_avx(z, rows) });
+            }
+            out.extend(
+                quads
+                    .remainder()
+                    .iter()
+                    .map(|&i| Self::distance::<AVX>(z, self.point(i))),
+            );
+            return;
+        }
+        out.extend(
+            fresh
+                .iter()
+                .map(|&i| Self::distance::<AVX>(z, self.point(i))),
+        );
     }
 
     /// The k nearest of one point, by the walk compiled for AVX where the CPU has it
@@ -348,6 +386,7 @@ impl GraphIndex {
         // same order of expansion, so the same result).
         let mut pool: Vec<(Cand, bool)> = Vec::with_capacity(ef + 1);
         let mut first = 0;
+        let (mut fresh, mut measured) = (Vec::new(), Vec::new());
         let visit = |i: u32, stamp: &mut [u32], pool: &mut Vec<(Cand, bool)>, first: &mut usize| {
             self.visit::<AVX>(z, i, r, ef, stamp, pool, first)
         };
@@ -376,14 +415,20 @@ impl GraphIndex {
                 }
             }
             // The rows are scattered over the training matrix: ask for all those not
-            // yet visited before reading any, so that their loads overlap.
+            // yet visited before reading any, so that their loads overlap; measure
+            // them together (independent chains), then keep them in the list's order,
+            // as when each is measured and kept in turn.
+            fresh.clear();
             for &j in next {
                 if stamp[j as usize] != r {
+                    stamp[j as usize] = r;
                     prefetch(self.point(j));
+                    fresh.push(j);
                 }
             }
-            for &j in next {
-                visit(j, stamp, &mut pool, &mut first);
+            self.distances::<AVX>(z, &fresh, &mut measured);
+            for (&j, &d) in fresh.iter().zip(&measured) {
+                self.keep(Cand(d, j), ef, &mut pool, &mut first);
             }
         }
         pool.truncate(k);
