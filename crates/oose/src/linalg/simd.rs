@@ -22,6 +22,32 @@ pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// [`vectorized`] for loops written with fused multiply-adds (`f64::mul_add`): AVX-512F
+/// (which has them), else AVX2 with FMA, else `f` as it is (where a fused multiply-add
+/// is a library call: the same bits, slowly).
+#[inline(always)]
+pub(crate) fn vectorized_fma<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (just checked), the one feature `avx512` enables.
+            return unsafe { avx512(f) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA (just checked), the features `avx2_fma` enables.
+            return unsafe { avx2_fma(f) };
+        }
+    }
+    f()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2_fma<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {

@@ -58,13 +58,18 @@ impl StoredMat {
         }
     }
 
-    /// Adds `other` (of the same shape) entry by entry.
-    pub(crate) fn add_assign(&mut self, other: &StoredMat) {
-        debug_assert!(self.nrows == other.nrows && self.ncols == other.ncols);
-        self.data
-            .iter_mut()
-            .zip(&other.data)
-            .for_each(|(a, b)| *a += b);
+    /// Adds `other`'s lower triangle (diagonal included) to this square matrix's; the
+    /// upper triangle is left as it is.
+    pub(crate) fn add_lower_assign(&mut self, other: &StoredMat) {
+        let n = self.nrows;
+        debug_assert!(n == self.ncols && other.nrows == n && other.ncols == n);
+        for j in 0..n {
+            let col = j * n + j..(j + 1) * n;
+            self.data[col.clone()]
+                .iter_mut()
+                .zip(&other.data[col])
+                .for_each(|(a, b)| *a += b);
+        }
     }
 
     /// Takes ownership of column-major `data` (nrows·ncols values).
@@ -135,6 +140,27 @@ mod tests {
             .unwrap();
             let e = postcard::from_bytes::<StoredMat>(&bad).unwrap_err();
             assert!(matches!(e, postcard::Error::SerdeDeCustom), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn adding_the_lower_triangle_leaves_the_upper_one() {
+        let data = |f: fn(usize, usize) -> f64| {
+            let v = (0..16).map(|t| f(t % 4, t / 4)).collect::<Vec<_>>();
+            StoredMat::from_column_major(4, 4, v)
+        };
+        let mut m = data(|i, j| (10 * i + j) as f64);
+        m.add_lower_assign(&data(|i, j| 100.0 * (1 + i + j) as f64));
+        for i in 0..4 {
+            for j in 0..4 {
+                let want = (10 * i + j) as f64
+                    + if i >= j {
+                        100.0 * (1 + i + j) as f64
+                    } else {
+                        0.0
+                    };
+                assert_eq!(m.view()[(i, j)], want, "({i}, {j})");
+            }
         }
     }
 }

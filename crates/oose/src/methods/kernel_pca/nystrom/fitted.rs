@@ -75,6 +75,18 @@ impl FittedNystromKpca {
         self.project(kz.rb(), par)
     }
 
+    /// [`FittedNystromKpca::coordinates_in`] with the kernel rows of
+    /// [`Kernel::block_loose_then`](crate::kernel::Kernel) (within a few ulp, other bits),
+    /// on this thread.
+    pub(super) fn coordinates_loose_in(
+        &self,
+        z: MatRef<'_, f64>,
+        buffer: &mut Mat<f64>,
+    ) -> Mat<f64> {
+        let kz = self.plan.kernel_rows_loose_in(z, buffer);
+        self.project(kz.rb(), Par::Seq)
+    }
+
     fn project(&self, kz: MatRef<'_, f64>, par: Par) -> Mat<f64> {
         let mut y = crate::linalg::product(kz, self.projector.view(), par);
         for (j, b) in self.offset.iter().enumerate() {

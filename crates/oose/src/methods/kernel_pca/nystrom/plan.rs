@@ -93,6 +93,25 @@ impl NystromPlan {
         (kz, kzz)
     }
 
+    /// [`NystromPlan::kernel_rows_in`] by [`Kernel::block_loose_then`](crate::kernel::Kernel)
+    /// (within a few ulp, other bits), on this thread; without k(z, z).
+    pub(super) fn kernel_rows_loose_in<'b>(
+        &self,
+        z: MatRef<'_, f64>,
+        buffer: &'b mut Mat<f64>,
+    ) -> MatMut<'b, f64> {
+        let mut kz = rows::scratch_mat(buffer, z.nrows(), self.rank());
+        self.params.kernel.block_loose_then(
+            kz.rb_mut(),
+            z,
+            &row_sq_norms(z),
+            self.landmarks.view(),
+            &self.landmark_sq,
+            |_, _| (),
+        );
+        kz
+    }
+
     /// The kernel rows written into `kz`, with `then(j, column j)` applied to each column
     /// as it is computed ([`Kernel::block_into_then`](crate::kernel::Kernel)): k(z, z)
     /// and the results of `then`.
@@ -171,9 +190,16 @@ impl NystromPlan {
     fn block_sums(&self, chunk: MatRef<'_, f64>, c0: &[f64], buffer: &mut Mat<f64>) -> NystromSums {
         // Each column as it is computed (still in cache): c − c₀ and its sum.
         let mut kz = rows::scratch_mat(buffer, chunk.nrows(), self.rank());
-        let (kzz, first) = self.kernel_rows_into(chunk, kz.rb_mut(), Par::Seq, |j, col| {
-            shift_and_sum(col, c0[j])
-        });
+        let z_sq = row_sq_norms(chunk);
+        let first = self.params.kernel.block_loose_then(
+            kz.rb_mut(),
+            chunk,
+            &z_sq,
+            self.landmarks.view(),
+            &self.landmark_sq,
+            |j, col| shift_and_sum(col, c0[j]),
+        );
+        let kzz = self.diagonal(&z_sq);
         let r = self.rank();
         // Only the lower triangle of the symmetric Σ (c − c₀)(c − c₀)ᵀ: half the products.
         let mut second = vec![0.0; r * r];
