@@ -243,10 +243,12 @@ class OoseEstimator(BaseEstimator):
         function values of an interpolant) or ``input`` (what ``X`` holds)."""
         if "input" in self.get_params(deep=False):
             inputs.setdefault("input", self.input)
+        params = self._core_params()
         model = _oose.fit(
             self._method,
             X,
-            self._core_params(),
+            params,
+            annotations=self._annotations(params.get("seed")),
             verbose=bool(getattr(self, "verbose", False)),
             **self._runtime(),
             **inputs,
@@ -255,15 +257,15 @@ class OoseEstimator(BaseEstimator):
             warnings.warn(f"{type(self).__name__}: {message}", FitWarning, stacklevel=3)
         return model
 
-    def _annotations(self, model) -> dict:
+    def _annotations(self, seed) -> dict:
         """The constructor parameters as model-file annotations (JSON text); a
-        ``random_state`` that is not an int is stored as the seed the fit drew."""
+        ``random_state`` that is not an int is stored as ``seed``, the one the fit drew."""
         out = {}
         for k, v in self.get_params(deep=False).items():
             if isinstance(v, np.generic):
                 v = v.item()
             if k == "random_state" and v is not None and not isinstance(v, numbers.Integral):
-                v = model.params()["seed"]
+                v = seed
             try:
                 out[_PARAM_KEY + k] = json.dumps(v)
             except TypeError:  # not a literal: the core's record of it stands
@@ -320,10 +322,11 @@ class OoseEstimator(BaseEstimator):
         )
 
     def _fitted(self, model, annotate=True) -> None:
-        """Sets the fitted attributes from the Rust model (with this estimator's
-        parameters stored in it, unless it comes from a file)."""
+        """Sets the fitted attributes from the Rust model; ``annotate``: store this
+        estimator's parameters in it (False for a model read from a file, and for one
+        from ``_fit_model``, which stored them at the fit)."""
         if annotate:
-            model = model.with_annotations(self._annotations(model))
+            model = model.with_annotations(self._annotations(model.params().get("seed")))
         self.model_ = model
         self.embedding_ = model.embedding()
         self.info_ = {k: _typed(v) for k, v in model.info()}
@@ -351,7 +354,7 @@ class OoseEstimator(BaseEstimator):
         self : object
         """
         X = self._validate(X, reset=True)
-        self._fitted(self._fit_model(X, y))
+        self._fitted(self._fit_model(X, y), annotate=False)
         return self
 
     def _extend(self, X, alpha=None, **options):

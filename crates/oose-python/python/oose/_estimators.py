@@ -864,7 +864,7 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         F = _aligned(y.reshape(len(y), -1))
         X = _aligned(X)
         model = self._fit_model(X, y, values=F)
-        self._fitted(model)
+        self._fitted(model, annotate=False)
         return self
 
     def _fitted(self, model, annotate=True):
