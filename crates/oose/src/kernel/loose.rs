@@ -2,7 +2,7 @@
 //! over all N rows): within a few ulp of [`Kernel::block_into`]'s values, for less work.
 
 use super::{distance, fast_exp, Epsilon, Kernel};
-use faer::reborrow::ReborrowMut;
+use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par};
 
 impl Kernel {
@@ -29,14 +29,9 @@ impl Kernel {
         then: impl Fn(usize, &mut [f64]) -> T + Sync,
     ) -> Vec<T> {
         if !self.is_radial() || a.ncols() > Self::DIFFERENCES_MAX_WIDTH {
-            return self.block_into_then_as::<true, T>(m, a, a_sq, b, b_sq, Par::Seq, then);
+            return self.block_into_then::<true, T>(m, a, a_sq, b, b_sq, Par::Seq, then);
         }
-        assert!(
-            m.nrows() == a.nrows() && m.ncols() == b.nrows() && m.row_stride() == 1,
-            "kernel block: output must be {}×{} with contiguous columns",
-            a.nrows(),
-            b.nrows()
-        );
+        super::check_block_shape(m.rb(), a, b);
         // The coordinates of `a` column by column, contiguous; one point of `b` at a time.
         let a = a.to_owned();
         let cols: Vec<&[f64]> = (0..a.ncols()).map(|k| a.col_as_slice(k)).collect();

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 pub use bandwidth::Epsilon;
 use distance::row_sq_norms;
 use faer::linalg::matmul::matmul;
-use faer::reborrow::ReborrowMut;
+use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::Accum;
 use faer::{Mat, MatMut, MatRef, Par};
 use serde::{Deserialize, Serialize};
@@ -427,30 +427,16 @@ impl Kernel {
         b_sq: &[f64],
         par: Par,
     ) {
-        self.block_into_then(m, a, a_sq, b, b_sq, par, |_, _| ());
+        self.block_into_then::<false, _>(m, a, a_sq, b, b_sq, par, |_, _| ());
     }
 
     /// [`Kernel::block_into`], then `then(j, column j)` on each finished column while
     /// it is still in cache (a pass over the column that would otherwise read the
-    /// block again); its results in column order.
+    /// block again); its results in column order. `FUSED`: the exponential kernels' exp
+    /// by fused multiply-adds (other bits: [`Kernel::block_loose_then`]); the extension's
+    /// values are `FUSED = false`.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn block_into_then<T: Send>(
-        &self,
-        m: MatMut<'_, f64>,
-        a: MatRef<'_, f64>,
-        a_sq: &[f64],
-        b: MatRef<'_, f64>,
-        b_sq: &[f64],
-        par: Par,
-        then: impl Fn(usize, &mut [f64]) -> T + Sync,
-    ) -> Vec<T> {
-        self.block_into_then_as::<false, T>(m, a, a_sq, b, b_sq, par, then)
-    }
-
-    /// [`Kernel::block_into_then`], with the exponential kernels' exp by fused
-    /// multiply-adds when `FUSED` (other bits).
-    #[allow(clippy::too_many_arguments)]
-    fn block_into_then_as<const FUSED: bool, T: Send>(
+    pub(crate) fn block_into_then<const FUSED: bool, T: Send>(
         &self,
         mut m: MatMut<'_, f64>,
         a: MatRef<'_, f64>,
@@ -460,12 +446,7 @@ impl Kernel {
         par: Par,
         then: impl Fn(usize, &mut [f64]) -> T + Sync,
     ) -> Vec<T> {
-        assert!(
-            m.nrows() == a.nrows() && m.ncols() == b.nrows() && m.row_stride() == 1,
-            "kernel block: output must be {}×{} with contiguous columns",
-            a.nrows(),
-            b.nrows()
-        );
+        check_block_shape(m.rb(), a, b);
         let radial = self.is_radial();
         let alpha = if radial { -2.0 } else { 1.0 };
         matmul(m.rb_mut(), Accum::Replace, a, b.transpose(), alpha, par);
@@ -537,6 +518,17 @@ impl Kernel {
         }
         k
     }
+}
+
+/// Panics unless `m` is a.nrows() × b.nrows() with contiguous columns (a kernel block's
+/// output).
+fn check_block_shape(m: MatRef<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
+    assert!(
+        m.nrows() == a.nrows() && m.ncols() == b.nrows() && m.row_stride() == 1,
+        "kernel block: output must be {}×{} with contiguous columns",
+        a.nrows(),
+        b.nrows()
+    );
 }
 
 #[cfg(test)]

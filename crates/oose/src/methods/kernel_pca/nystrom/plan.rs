@@ -123,7 +123,7 @@ impl NystromPlan {
         then: impl Fn(usize, &mut [f64]) -> T + Sync,
     ) -> (Vec<f64>, Vec<T>) {
         let z_sq = row_sq_norms(z);
-        let out = self.params.kernel.block_into_then(
+        let out = self.params.kernel.block_into_then::<false, _>(
             kz,
             z,
             &z_sq,
