@@ -137,7 +137,10 @@ class KernelPCA(_StrategyOption, _Embedding):
     (landmarks the kernel cannot tell apart at ``rank_tolerance`` are dropped) and
     ``info_["missed_trace"]`` the share of the kernel's trace over the training rows
     that they miss (0: the Nyström kernel is exact there), measured on the uniform
-    sample of ``landmark_sample`` rows (every row when there are no more).
+    sample of ``landmark_sample`` rows (every row when there are no more). Its
+    ``embedding_`` equals ``transform`` of the training rows to rounding (about 1e-15
+    relative), not bit for bit: the fit's pass over all rows computes its kernel values
+    with fewer roundings (maths §21).
 
     Examples
     --------
