@@ -1,7 +1,7 @@
 //! Kernel blocks for passes whose bits are not an extension's (the Nyström fit's passes
 //! over all N rows): within a few ulp of [`Kernel::block_into`]'s values, for less work.
 
-use super::{distance, fast_exp, Epsilon, Kernel};
+use super::{distance, Kernel};
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{MatMut, MatRef, Par};
 
@@ -18,18 +18,19 @@ impl Kernel {
     /// by fused multiply-adds, and for radial kernels on at most
     /// [`Kernel::DIFFERENCES_MAX_WIDTH`] coordinates the squared distances as sums of
     /// squared differences (no matrix product; no near-pair pass, a difference cancels
-    /// nothing). The same bits on every CPU.
+    /// nothing; nor the squared norms of `a`'s rows, which only the product form needs).
+    /// `b_sq`: the squared norms of `b`'s rows. The same bits on every CPU.
     pub(crate) fn block_loose_then<T: Send>(
         &self,
         mut m: MatMut<'_, f64>,
         a: MatRef<'_, f64>,
-        a_sq: &[f64],
         b: MatRef<'_, f64>,
         b_sq: &[f64],
         then: impl Fn(usize, &mut [f64]) -> T + Sync,
     ) -> Vec<T> {
         if !self.is_radial() || a.ncols() > Self::DIFFERENCES_MAX_WIDTH {
-            return self.block_into_then::<true, T>(m, a, a_sq, b, b_sq, Par::Seq, then);
+            let a_sq = distance::row_sq_norms(a);
+            return self.block_into_then::<true, T>(m, a, &a_sq, b, b_sq, Par::Seq, then);
         }
         super::check_block_shape(m.rb(), a, b);
         // The coordinates of `a` column by column, contiguous; one point of `b` at a time.
@@ -49,24 +50,10 @@ impl Kernel {
                     .expect("contiguous columns (checked above)")
                     .as_slice_mut();
                 distance::sq_distances_by_differences(col, &cols, &point);
-                self.apply_in_place_fused(col);
+                self.apply_in_place::<true>(col);
                 then(j, col)
             })
             .collect()
-    }
-
-    /// [`Kernel::apply_in_place`] with the exponential kernels' exp by fused
-    /// multiply-adds ([`fast_exp::exp_scaled_fused`]): other bits.
-    pub(super) fn apply_in_place_fused(&self, v: &mut [f64]) {
-        match *self {
-            Kernel::Gaussian {
-                epsilon: Epsilon::Value(e),
-            } => fast_exp::exp_scaled_fused(v, -1.0 / e),
-            Kernel::Laplacian {
-                epsilon: Epsilon::Value(e),
-            } => fast_exp::exp_sqrt_scaled_fused(v, -1.0 / e),
-            _ => self.apply_in_place(v),
-        }
     }
 }
 
@@ -90,14 +77,10 @@ mod tests {
             for k in all_kernels() {
                 let exact = k.block(a.as_ref(), &a_sq, b.as_ref(), &b_sq, Par::Seq);
                 let mut m = Mat::<f64>::zeros(300, 40);
-                let sums = k.block_loose_then(
-                    m.as_mut(),
-                    a.as_ref(),
-                    &a_sq,
-                    b.as_ref(),
-                    &b_sq,
-                    |j, col| (j, col.iter().sum::<f64>()),
-                );
+                let sums =
+                    k.block_loose_then(m.as_mut(), a.as_ref(), b.as_ref(), &b_sq, |j, col| {
+                        (j, col.iter().sum::<f64>())
+                    });
                 for (j, &(jj, s)) in sums.iter().enumerate() {
                     assert_eq!(jj, j);
                     assert_eq!(s, m.col_as_slice(j).iter().sum::<f64>(), "{}", k.name());

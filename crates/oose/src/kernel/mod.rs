@@ -461,11 +461,7 @@ impl Kernel {
             if radial {
                 distance::finish_sq_distance_column(col, a, a_sq, b, j, b_sq[j]);
             }
-            if FUSED {
-                self.apply_in_place_fused(col);
-            } else {
-                self.apply_in_place(col);
-            }
+            self.apply_in_place::<FUSED>(col);
             then(j, col)
         };
         let ncols = m.ncols();
@@ -490,15 +486,23 @@ impl Kernel {
     }
 
     /// Replaces squared distances (radial kernels) or inner products (the others) by
-    /// kernel values. The two exponential kernels take the vectorised exp.
-    fn apply_in_place(&self, v: &mut [f64]) {
+    /// kernel values. The two exponential kernels take the vectorised exp; with
+    /// `FUSED`, the one by fused multiply-adds ([`fast_exp::exp_scaled_fused`]: other
+    /// bits).
+    fn apply_in_place<const FUSED: bool>(&self, v: &mut [f64]) {
         match *self {
             Kernel::Gaussian {
                 epsilon: Epsilon::Value(e),
-            } => fast_exp::exp_scaled(v, -1.0 / e),
+            } => match FUSED {
+                true => fast_exp::exp_scaled_fused(v, -1.0 / e),
+                false => fast_exp::exp_scaled(v, -1.0 / e),
+            },
             Kernel::Laplacian {
                 epsilon: Epsilon::Value(e),
-            } => fast_exp::exp_sqrt_scaled(v, -1.0 / e),
+            } => match FUSED {
+                true => fast_exp::exp_sqrt_scaled_fused(v, -1.0 / e),
+                false => fast_exp::exp_sqrt_scaled(v, -1.0 / e),
+            },
             _ if self.is_radial() => v.iter_mut().for_each(|x| *x = self.value(*x, 0.0)),
             _ => v.iter_mut().for_each(|x| *x = self.value(0.0, *x)),
         }

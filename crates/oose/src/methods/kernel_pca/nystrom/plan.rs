@@ -104,7 +104,6 @@ impl NystromPlan {
         self.params.kernel.block_loose_then(
             kz.rb_mut(),
             z,
-            &row_sq_norms(z),
             self.landmarks.view(),
             &self.landmark_sq,
             |_, _| (),
@@ -194,7 +193,6 @@ impl NystromPlan {
         let first = self.params.kernel.block_loose_then(
             kz.rb_mut(),
             chunk,
-            &z_sq,
             self.landmarks.view(),
             &self.landmark_sq,
             |j, col| shift_and_sum(col, c0[j]),
