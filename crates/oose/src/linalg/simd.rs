@@ -8,18 +8,7 @@
 /// is rounded the same whichever way `f` runs, so the bits do not depend on the CPU.
 #[inline(always)]
 pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (just checked), the one feature `avx512` enables.
-            return unsafe { avx512(f) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (just checked), the one feature `avx2` enables.
-            return unsafe { avx2(f) };
-        }
-    }
-    f()
+    widest::<false, R>(f)
 }
 
 /// [`vectorized`] for loops written with fused multiply-adds (`f64::mul_add`): AVX-512F
@@ -27,16 +16,29 @@ pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
 /// is a library call: the same bits, slowly).
 #[inline(always)]
 pub(crate) fn vectorized_fma<R>(f: impl FnOnce() -> R) -> R {
+    widest::<true, R>(f)
+}
+
+/// `f` compiled for AVX-512F, else AVX2 (with FMA when `FMA`: else a CPU with AVX2 but
+/// no FMA runs `f` as it is), else as it is.
+#[inline(always)]
+fn widest<const FMA: bool, R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F (just checked), the one feature `avx512` enables.
             return unsafe { avx512(f) };
         }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU has AVX2 and FMA (just checked), the features `avx2_fma` enables.
-            return unsafe { avx2_fma(f) };
+        if std::arch::is_x86_feature_detected!("avx2") {
+            if !FMA {
+                // SAFETY: the CPU has AVX2 (just checked), the one feature `avx2` enables.
+                return unsafe { avx2(f) };
+            }
+            if std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has AVX2 and FMA (just checked), the features
+                // `avx2_fma` enables.
+                return unsafe { avx2_fma(f) };
+            }
         }
     }
     f()

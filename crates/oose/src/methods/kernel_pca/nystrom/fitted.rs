@@ -11,8 +11,9 @@ use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method,
 use crate::model::params::{join, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::validate;
-use faer::reborrow::Reborrow;
-use faer::{Mat, MatRef, Par};
+use faer::linalg::matmul::matmul;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 impl FittedNystromKpca {
     /// The parameters, with the kernel's ε as used.
@@ -92,19 +93,30 @@ impl FittedNystromKpca {
         for s in (0..z.nrows()).step_by(step) {
             let m = step.min(z.nrows() - s);
             let kz = self.plan.kernel_rows_loose_in(z.subrows(s, m), buffer);
-            y.as_mut()
-                .subrows_mut(s, m)
-                .copy_from(self.project(kz.rb(), Par::Seq));
+            self.project_into(kz.rb(), y.as_mut().subrows_mut(s, m), Par::Seq);
         }
         y
     }
 
     fn project(&self, kz: MatRef<'_, f64>, par: Par) -> Mat<f64> {
-        let mut y = crate::linalg::product(kz, self.projector.view(), par);
-        for (j, b) in self.offset.iter().enumerate() {
-            y.col_as_slice_mut(j).iter_mut().for_each(|v| *v -= b);
-        }
+        let mut y = Mat::<f64>::zeros(kz.nrows(), self.offset.len());
+        self.project_into(kz, y.as_mut(), par);
         y
+    }
+
+    /// y ← k_P(z)ᵀ A − b for the kernel rows `kz`, written into `y`.
+    fn project_into(&self, kz: MatRef<'_, f64>, mut y: MatMut<'_, f64>, par: Par) {
+        matmul(
+            y.rb_mut(),
+            Accum::Replace,
+            kz,
+            self.projector.view(),
+            1.0,
+            par,
+        );
+        for (j, b) in self.offset.iter().enumerate() {
+            y.rb_mut().col_mut(j).iter_mut().for_each(|v| *v -= b);
+        }
     }
 
     /// The extension of the rows of `z` (coordinates, power function, reconstruction
