@@ -15,7 +15,6 @@ use crate::error::{Error, Result};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::PivotedCholesky;
-use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_upper_triangular_in_place,
 };
@@ -113,15 +112,7 @@ impl LowRank {
         kzz: &[f64],
     ) -> (Mat<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
         let (m, r, d) = (k_zp.nrows(), self.pivots.len(), self.offset.len());
-        let mut y = Mat::<f64>::zeros(m, d);
-        matmul(
-            y.as_mut(),
-            Accum::Replace,
-            k_zp,
-            self.bt.as_ref(),
-            1.0,
-            Par::Seq,
-        );
+        let mut y = crate::linalg::product(k_zp, self.bt.as_ref(), Par::Seq);
         for j in 0..d {
             let o = self.offset[j];
             y.col_as_slice_mut(j).iter_mut().for_each(|v| *v += o);

@@ -5,8 +5,7 @@
 
 use crate::linalg::center::KernelMeans;
 use crate::linalg::stored::StoredMat;
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
 /// P = U_d Λ_d^{−1/2} and the two vectors that centre on the fly.
@@ -51,15 +50,7 @@ impl Projector {
     ) -> (Mat<f64>, Vec<f64>) {
         let (m, n) = (kz.nrows(), kz.ncols());
         let d = self.col_sums.len();
-        let mut y = Mat::<f64>::zeros(m, d);
-        matmul(
-            y.as_mut(),
-            Accum::Replace,
-            kz,
-            self.projector.view(),
-            1.0,
-            Par::Seq,
-        );
+        let mut y = crate::linalg::product(kz, self.projector.view(), Par::Seq);
         // Row means accumulated column by column (kz is column-major: a row-wise loop
         // would stride through memory on the hot path).
         let mut mz = vec![0.0; m];

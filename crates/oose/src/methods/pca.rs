@@ -18,8 +18,7 @@ use crate::model::method::{
 use crate::model::params::ParamSpec;
 use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
 use crate::validate;
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par, Side};
+use faer::{Mat, MatRef, Par, Side};
 use serde::{Deserialize, Serialize};
 
 /// PCA parameters.
@@ -169,25 +168,9 @@ impl FittedPca {
     fn extend_block(&self, z: MatRef<'_, f64>) -> Extension {
         let (m, dim, d) = (z.nrows(), z.ncols(), self.eigenvalues.len());
         let zc = Mat::from_fn(m, dim, |i, j| z[(i, j)] - self.mean[j]);
-        let mut y = Mat::<f64>::zeros(m, d);
-        matmul(
-            y.as_mut(),
-            Accum::Replace,
-            zc.as_ref(),
-            self.components.view(),
-            1.0,
-            Par::Seq,
-        );
+        let y = crate::linalg::product(zc.as_ref(), self.components.view(), Par::Seq);
         let r = self.row_space.ncols();
-        let mut p = Mat::<f64>::zeros(m, r);
-        matmul(
-            p.as_mut(),
-            Accum::Replace,
-            z,
-            self.row_space.view(),
-            1.0,
-            Par::Seq,
-        );
+        let p = crate::linalg::product(z, self.row_space.view(), Par::Seq);
         let mut residual = Vec::with_capacity(m);
         let mut rec = Vec::with_capacity(m);
         for i in 0..m {

@@ -9,15 +9,7 @@ use super::*;
 /// rejects them). Sign rule applied.
 pub fn top_eigen_of_factor(g: MatRef<'_, f64>, k: usize, tol: f64) -> Result<Eigen> {
     let (n, r) = (g.nrows(), g.ncols());
-    let mut gtg = Mat::<f64>::zeros(r, r);
-    faer::linalg::matmul::matmul(
-        gtg.as_mut(),
-        faer::Accum::Replace,
-        g.transpose(),
-        g,
-        1.0,
-        Par::rayon(0),
-    );
+    let gtg = crate::linalg::product(g.transpose(), g, Par::rayon(0));
     let kk = k.min(r);
     let small = if kk > 0 {
         dense(gtg.as_ref(), kk)?

@@ -222,15 +222,7 @@ pub(super) fn lanczos_full(
         basis.col_mut(j).copy_from(v.col(0));
         let mut w = v.clone();
         apply(w.col_as_slice_mut(0));
-        let mut a = Mat::<f64>::zeros(1, 1);
-        matmul(
-            a.as_mut(),
-            Accum::Replace,
-            v.transpose(),
-            w.as_ref(),
-            1.0,
-            Par::Seq,
-        );
+        let a = crate::linalg::product(v.transpose(), w.as_ref(), Par::Seq);
         alpha.push(a[(0, 0)]);
         let m = j + 1;
         for _ in 0..2 {
@@ -295,32 +287,14 @@ fn rayleigh_ritz(
     v: MatRef<'_, f64>,
     deflate: &[&[f64]],
 ) -> Option<(Vec<f64>, Mat<f64>)> {
-    use faer::linalg::matmul::matmul;
-    use faer::Accum;
     let (n, k) = (v.nrows(), v.ncols());
     let mut av = Mat::<f64>::zeros(n, k);
     a.apply_shifted(av.as_mut(), v, 0.0, deflate);
     // One thread: a reduction over n split by the pool would move the last bits.
-    let mut h = Mat::<f64>::zeros(k, k);
-    matmul(
-        h.as_mut(),
-        Accum::Replace,
-        v.transpose(),
-        av.as_ref(),
-        1.0,
-        Par::Seq,
-    );
+    let h = crate::linalg::product(v.transpose(), av.as_ref(), Par::Seq);
     let hs = Mat::from_fn(k, k, |i, j| 0.5 * (h[(i, j)] + h[(j, i)]));
     let small = dense(hs.as_ref(), k).ok()?;
-    let mut vectors = Mat::<f64>::zeros(n, k);
-    matmul(
-        vectors.as_mut(),
-        Accum::Replace,
-        v,
-        small.vectors.as_ref(),
-        1.0,
-        Par::Seq,
-    );
+    let mut vectors = crate::linalg::product(v, small.vectors.as_ref(), Par::Seq);
     apply_sign_rule(vectors.as_mut());
     Some((small.values, vectors))
 }

@@ -20,8 +20,7 @@ use super::sdp::Sdp;
 use crate::error::{Error, Result};
 use crate::linalg::cholesky::Cholesky;
 use crate::methods::lle::{barycentre, singular, standard_m};
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef, Par};
 use rayon::prelude::*;
 
 /// The largest excess of an edge's length² over dᵢⱼ², relative to the mean dᵢⱼ², that
@@ -161,9 +160,7 @@ fn complement_basis(v: &[f64]) -> Result<Mat<f64>> {
 }
 
 fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
-    let mut c = Mat::zeros(a.nrows(), b.ncols());
-    matmul(c.as_mut(), Accum::Replace, a, b, 1.0, Par::rayon(0));
-    c
+    crate::linalg::product(a, b, Par::rayon(0))
 }
 
 /// A factor F (N×r) with F Fᵀ = G Y Gᵀ, from Y's eigendecomposition.

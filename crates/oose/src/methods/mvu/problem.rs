@@ -137,15 +137,7 @@ pub(super) fn to_solved(
     let sv = Mat::from_fn(n, kept.len(), |r, c| {
         evd.U()[(r, kept[c])] * sig[kept[c]].sqrt()
     });
-    let mut f = Mat::zeros(g.nrows(), kept.len());
-    faer::linalg::matmul::matmul(
-        f.as_mut(),
-        faer::Accum::Replace,
-        g,
-        sv.as_ref(),
-        1.0,
-        faer::Par::rayon(0),
-    );
+    let f = crate::linalg::product(g, sv.as_ref(), faer::Par::rayon(0));
     let top = top_eigen_of_factor(f.as_ref(), kept.len().min(SPECTRUM_LEN.max(d)), 1e-14)?;
     let mut vectors = Mat::from_fn(g.nrows(), d, |r, c| {
         if c < top.values.len() {
@@ -260,15 +252,7 @@ const CONSTRAINT_DEPENDENCY_TOL: f64 = 1e-12;
 /// every one (the violation over all edges is measured after the solve).
 pub(super) fn independent_constraints(u: MatRef<'_, f64>) -> Vec<usize> {
     let m = u.ncols();
-    let mut ip = Mat::zeros(m, m);
-    faer::linalg::matmul::matmul(
-        ip.as_mut(),
-        faer::Accum::Replace,
-        u.transpose(),
-        u,
-        1.0,
-        faer::Par::rayon(0),
-    );
+    let ip = crate::linalg::product(u.transpose(), u, faer::Par::rayon(0));
     let gram = |e: usize, f: usize| ip[(e, f)] * ip[(e, f)];
     let mut residual: Vec<f64> = (0..m).map(|e| gram(e, e)).collect();
     let top = residual.iter().copied().fold(0.0, f64::max);
@@ -394,15 +378,7 @@ fn dependencies(x: MatRef<'_, f64>, c: &[usize]) -> Vec<Vec<(usize, f64)>> {
         .collect();
     let centred = Mat::from_fn(k, dim, |a, j| x[(c[a], j)] - mean[j]);
     // G = Xc Xcᵀ + 11ᵀ·(scale): its null space is exactly the dependencies.
-    let mut g = Mat::zeros(k, k);
-    faer::linalg::matmul::matmul(
-        g.as_mut(),
-        faer::Accum::Replace,
-        centred.as_ref(),
-        centred.transpose(),
-        1.0,
-        faer::Par::Seq,
-    );
+    let mut g = crate::linalg::product(centred.as_ref(), centred.transpose(), faer::Par::Seq);
     let size = (0..k)
         .map(|a| g[(a, a)])
         .sum::<f64>()

@@ -195,15 +195,7 @@ impl<'a> Sdp<'a> {
     /// 𝒜ᵀ(y) = Σ yₑ uₑuₑᵀ = U diag(y) Uᵀ.
     fn adjoint(&self, y: &[f64]) -> Mat<f64> {
         let scaled = Mat::from_fn(self.n(), self.m(), |i, e| self.u[(i, e)] * y[e]);
-        let mut out = Mat::zeros(self.n(), self.n());
-        matmul(
-            out.as_mut(),
-            Accum::Replace,
-            scaled.as_ref(),
-            self.u.transpose(),
-            1.0,
-            Par::rayon(0),
-        );
+        let out = crate::linalg::product(scaled.as_ref(), self.u.transpose(), Par::rayon(0));
         sym(&out)
     }
 
