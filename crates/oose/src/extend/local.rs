@@ -26,8 +26,35 @@
 
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::small::{cholesky_in_place, cholesky_solve};
-use crate::neighbors::{knn, Neighbours, TrainingSearch};
+use crate::neighbors::{knn, GraphMethod, Neighbours, TrainingSearch};
 use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+/// A neighbour embedding's kNN graph (how it was found, its recall) and how new points'
+/// nearest training points are found; stored as these three fields in this order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct KnnIndex {
+    /// How the kNN graph was found (`Exact` or `Approximate`).
+    pub(crate) graph: GraphMethod,
+    /// Its recall on a sample against the exact neighbours (1 for the exact graph).
+    pub(crate) recall: f64,
+    /// How new points' nearest training points are found.
+    pub(crate) search: TrainingSearch,
+}
+
+impl KnnIndex {
+    /// Whether the recall is in [0, 1] and the search fits N training points.
+    pub(crate) fn is_consistent(&self, n: usize) -> bool {
+        (0.0..=1.0).contains(&self.recall) && self.search.is_consistent(n)
+    }
+
+    /// The `knn_graph`, `knn_recall` and `transform_search` lines of `info`.
+    pub(crate) fn info(&self, v: &mut Vec<(String, String)>) {
+        v.push(("knn_graph".into(), self.graph.name().into()));
+        crate::model::specs::put_debug(v, "knn_recall", self.recall);
+        v.push(("transform_search".into(), self.search.name().into()));
+    }
+}
 
 /// The rows of `new`, checked against the training points `x`, placed by [`interpolate`]
 /// from the first `kt` of their `k` nearest training points: those of `near` where the

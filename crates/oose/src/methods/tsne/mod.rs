@@ -30,7 +30,7 @@ use crate::extend::{local, Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::model::method::Fitted;
-use crate::model::specs::fmt_list;
+use crate::model::specs::{fmt_list, put_debug};
 use crate::neighbors::{knn_graph, knn_stoppable, GraphMethod, Neighbours, TrainingSearch};
 use crate::validate;
 use faer::MatRef;
@@ -326,9 +326,11 @@ impl Tsne {
             learning_rate: fit.learning_rate,
             kl: fit.kl,
             reliability_epsilon,
-            graph: graph.method,
-            graph_recall: graph.recall,
-            search,
+            index: local::KnnIndex {
+                graph: graph.method,
+                recall: graph.recall,
+                search,
+            },
             fit_novelty,
             warnings: crate::model::method::Transient(warnings),
             reference: Default::default(),
@@ -350,12 +352,8 @@ pub struct FittedTsne {
     kl: Vec<(usize, f64)>,
     /// ε₀ of the reliability (the local power function at the training data's scale).
     reliability_epsilon: f64,
-    /// How the kNN graph was found (`Exact` or `Approximate`).
-    graph: GraphMethod,
-    /// Its recall on a sample against the exact neighbours (1 for the exact graph).
-    graph_recall: f64,
-    /// How new points' nearest training points are found.
-    search: TrainingSearch,
+    /// The kNN graph's method and recall, and the search for new points.
+    index: local::KnnIndex,
     /// The novelty score from the fit's kNN graph, for the model (not stored).
     #[serde(skip)]
     fit_novelty: Pending,
@@ -388,7 +386,9 @@ impl FittedTsne {
     /// The k nearest training points of the rows of `new`: exact, or by a walk on the
     /// kNN graph (`transform_search`).
     fn search(&self, new: MatRef<'_, f64>, k: usize) -> Neighbours {
-        self.search.search(self.x.view(), new, k, self.params.seed)
+        self.index
+            .search
+            .search(self.x.view(), new, k, self.params.seed)
     }
 
     /// The training neighbours a strategy needs per new point.
@@ -411,7 +411,7 @@ impl FittedTsne {
     ) -> Result<Extension> {
         let y = self.embedding.view();
         let (nbrs, start) = local::place(
-            (self.x.view(), &self.search, self.params.seed),
+            (self.x.view(), &self.index.search, self.params.seed),
             y,
             new,
             self.neighbours_for(strategy),
@@ -434,8 +434,7 @@ impl FittedTsne {
         let n = self.x.nrows();
         self.embedding.is_shape(n, self.params.n_components)
             && self.reliability_epsilon > 0.0
-            && (0.0..=1.0).contains(&self.graph_recall)
-            && self.search.is_consistent(n)
+            && self.index.is_consistent(n)
             && self.params.transform_neighbors >= 1
             && self.params.transform_neighbors <= n
     }
@@ -448,9 +447,7 @@ impl Fitted for FittedTsne {
 
     fn info(&self, v: &mut Vec<(String, String)>) {
         v.push(("tsne_neighbors".into(), self.n_neighbors.to_string()));
-        v.push(("knn_graph".into(), self.graph.name().into()));
-        v.push(("knn_recall".into(), format!("{:?}", self.graph_recall)));
-        v.push(("transform_search".into(), self.search.name().into()));
+        self.index.info(v);
         let gradient = self
             .params
             .method
@@ -458,18 +455,9 @@ impl Fitted for FittedTsne {
         v.push(("gradient_method".into(), gradient.name().into()));
         let iterations = self.kl.last().map_or(0, |k| k.0);
         v.push(("iterations".into(), iterations.to_string()));
-        v.push((
-            "learning_rate_used".into(),
-            format!("{:?}", self.learning_rate),
-        ));
-        v.push((
-            "kl_divergence".into(),
-            format!("{:?}", self.kl_divergence()),
-        ));
-        v.push((
-            "reliability_epsilon".into(),
-            format!("{:?}", self.reliability_epsilon),
-        ));
+        put_debug(v, "learning_rate_used", self.learning_rate);
+        put_debug(v, "kl_divergence", self.kl_divergence());
+        put_debug(v, "reliability_epsilon", self.reliability_epsilon);
         let hist: Vec<f64> = self.kl.iter().map(|k| k.1).collect();
         v.push(("kl_every_50".into(), fmt_list(&hist)));
     }

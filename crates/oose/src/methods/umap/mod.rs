@@ -277,9 +277,11 @@ impl Umap {
             init_note: init.note,
             reliability_epsilon,
             inverse_epsilon,
-            graph: graph.method,
-            graph_recall: graph.recall,
-            search,
+            index: local::KnnIndex {
+                graph: graph.method,
+                recall: graph.recall,
+                search,
+            },
             fit_novelty,
             warnings: crate::model::method::Transient(warnings),
         })
@@ -327,9 +329,8 @@ pub struct FittedUmap {
     reliability_epsilon: f64,
     /// ε of the inverse transform (the training embedding's own scale).
     inverse_epsilon: f64,
-    graph: GraphMethod,
-    graph_recall: f64,
-    search: TrainingSearch,
+    /// The kNN graph's method and recall, and the search for new points.
+    index: local::KnnIndex,
     /// The novelty score from the fit's kNN graph, for the model (not stored).
     #[serde(skip)]
     fit_novelty: Pending,
@@ -370,7 +371,9 @@ impl FittedUmap {
     }
 
     fn search(&self, new: MatRef<'_, f64>, k: usize) -> Neighbours {
-        self.search.search(self.x.view(), new, k, self.params.seed)
+        self.index
+            .search
+            .search(self.x.view(), new, k, self.params.seed)
     }
 
     fn neighbours_for(&self, strategy: Strategy) -> usize {
@@ -391,7 +394,7 @@ impl FittedUmap {
         near: Option<&Neighbours>,
     ) -> Result<Extension> {
         let (nbrs, mut ext) = local::place(
-            (self.x.view(), &self.search, self.params.seed),
+            (self.x.view(), &self.index.search, self.params.seed),
             self.embedding.view(),
             new,
             self.neighbours_for(strategy),
@@ -481,8 +484,7 @@ impl FittedUmap {
             && self.b > 0.0
             && self.epochs >= 1
             && self.mean_distance >= 0.0
-            && (0.0..=1.0).contains(&self.graph_recall)
-            && self.search.is_consistent(n)
+            && self.index.is_consistent(n)
             && self.params.check(n).is_ok()
     }
 }
@@ -497,11 +499,9 @@ impl Fitted for FittedUmap {
     }
 
     fn info(&self, v: &mut Vec<(String, String)>) {
+        v.push(("umap_neighbors".into(), self.params.n_neighbors.to_string()));
+        self.index.info(v);
         let mut put = |k: &str, s: String| v.push((k.into(), s));
-        put("umap_neighbors", self.params.n_neighbors.to_string());
-        put("knn_graph", self.graph.name().into());
-        put("knn_recall", format!("{:?}", self.graph_recall));
-        put("transform_search", self.search.name().into());
         put("a", format!("{:?}", self.a));
         put("b", format!("{:?}", self.b));
         put("epochs", self.epochs.to_string());
