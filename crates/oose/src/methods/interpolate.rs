@@ -19,7 +19,7 @@ use crate::model::method::{
     no_such_option, Configuration, ExtendOptions, Fitted, Input, InputKinds, Method, Registered,
 };
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
-use crate::model::specs::{fmt_list, RANK_TOLERANCE};
+use crate::model::specs::{fmt_list, put_debug, RANK_TOLERANCE};
 use crate::validate;
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatRef, Par, Side};
@@ -571,7 +571,7 @@ impl Fitted for FittedInterpolator {
         if let Some(e) = p.kernel.epsilon() {
             v.push(("epsilon".into(), format!("{e:?}")));
         }
-        v.push(("regularization".into(), format!("{:?}", p.regularization)));
+        put_debug(v, "regularization", p.regularization);
         if let Some(d) = p.geometric_harmonics {
             v.push(("geometric_harmonics_delta".into(), format!("{d:?}")));
         }

@@ -16,7 +16,7 @@ use crate::model::method::{
     no_such_option, points_only, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::ParamSpec;
-use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
+use crate::model::specs::{fmt_list, put_debug, N_COMPONENTS, RANK_TOLERANCE};
 use crate::validate;
 use faer::{Mat, MatRef, Par, Side};
 use serde::{Deserialize, Serialize};
@@ -254,10 +254,7 @@ impl Fitted for FittedPca {
     fn info(&self, v: &mut Vec<(String, String)>) {
         v.push(("eigenvalues".into(), fmt_list(self.eigenvalues())));
         v.push(("residual_rank".into(), self.residual_rank().to_string()));
-        v.push((
-            "rank_tolerance".into(),
-            format!("{:?}", self.params.rank_tolerance),
-        ));
+        put_debug(v, "rank_tolerance", self.params.rank_tolerance);
     }
 
     fn eigenvalues(&self) -> Option<&[f64]> {

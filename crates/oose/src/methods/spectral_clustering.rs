@@ -19,7 +19,7 @@ use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
-use crate::model::specs::{fmt_list, SEED, SOLVER};
+use crate::model::specs::{fmt_list, put_debug, SEED, SOLVER};
 use crate::rng::Rng;
 
 use faer::{Mat, MatRef};
@@ -379,7 +379,7 @@ impl Fitted for FittedSpectralClustering {
     fn info(&self, v: &mut Vec<(String, String)>) {
         v.push(("n_clusters".into(), self.params().n_clusters.to_string()));
         v.push(("seed".into(), self.params().seed.to_string()));
-        v.push(("inertia".into(), format!("{:?}", self.inertia())));
+        put_debug(v, "inertia", self.inertia());
         diffusion_info(v, self.core());
         v.push(("eigenvalues".into(), fmt_list(self.core().eigenvalues())));
     }

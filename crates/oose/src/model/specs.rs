@@ -54,6 +54,11 @@ pub(crate) fn fmt_list(xs: &[f64]) -> String {
         .join(",")
 }
 
+/// An `info` line whose value is `x` in its `Debug` form (floats: shortest round trip).
+pub(crate) fn put_debug(v: &mut Vec<(String, String)>, name: &str, x: impl std::fmt::Debug) {
+    v.push((name.into(), format!("{x:?}")));
+}
+
 /// `solver` and `solver_note` lines of `info`.
 pub(crate) fn solver_info(v: &mut Vec<(String, String)>, used: (Solver, Option<&str>)) {
     v.push(("solver".into(), used.0.name().into()));

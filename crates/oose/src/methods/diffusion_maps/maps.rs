@@ -9,7 +9,7 @@ use crate::model::method::{
     no_such_option, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
-use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
+use crate::model::specs::{fmt_list, put_debug, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 
 /// Output coordinates of diffusion maps (maths §7), j = 1..d.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -439,7 +439,7 @@ impl Fitted for FittedDiffusionMaps {
     fn info(&self, v: &mut Vec<(String, String)>) {
         let p = self.params();
         v.push(("output".into(), p.output.name().into()));
-        v.push(("t".into(), format!("{:?}", p.t)));
+        put_debug(v, "t", p.t);
         v.push(("density".into(), format!("{:?}", p.density).to_lowercase()));
         diffusion_info(v, self.core());
         v.push((

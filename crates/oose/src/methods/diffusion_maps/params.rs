@@ -4,7 +4,7 @@
 use super::*;
 use crate::model::method::{no_such_option, ExtendOptions};
 use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
-use crate::model::specs::solver_info;
+use crate::model::specs::{put_debug, solver_info};
 
 /// Which weights are kept (maths §1).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -217,8 +217,8 @@ impl Param for DiffusionKernel {
 /// Kernel lines shared by the diffusion-kernel models.
 pub(crate) fn diffusion_info(v: &mut Vec<(String, String)>, c: &DiffusionCore) {
     let spec = c.spec();
-    v.push(("alpha".into(), format!("{:?}", spec.alpha)));
-    v.push(("epsilon".into(), format!("{:?}", c.epsilon())));
+    put_debug(v, "alpha", spec.alpha);
+    put_debug(v, "epsilon", c.epsilon());
     v.push(("epsilon_rule".into(), spec.epsilon.rule().into()));
     if let Some(d) = c.dimension_estimate() {
         v.push(("dimension_estimate".into(), format!("{d:.3}")));

@@ -23,7 +23,7 @@ use crate::model::method::{
     no_such_option, Configuration, ExtendOptions, Fitted, InnerProduct, Input, Method, Registered,
 };
 use crate::model::params::{join, Kind, ParamSpec, Value, Values, NO_PARAMS};
-use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
+use crate::model::specs::{fmt_list, put_debug, solver_info, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
 use crate::validate;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
@@ -663,7 +663,7 @@ impl Fitted for FittedKernelPca {
         solver_info(v, self.solver_used());
         v.push(("eigenvalues".into(), fmt_list(&self.eigenvalues)));
         v.push(("residual_rank".into(), self.residual_rank().to_string()));
-        v.push(("rank_tolerance".into(), format!("{:?}", p.rank_tolerance)));
+        put_debug(v, "rank_tolerance", p.rank_tolerance);
     }
 
     fn eigenvalues(&self) -> Option<&[f64]> {

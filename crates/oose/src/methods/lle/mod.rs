@@ -23,7 +23,7 @@ use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::{Kind, Param, ParamList, ParamSpec, Value, Values};
-use crate::model::specs::{fmt_list, solver_info, N_COMPONENTS, SOLVER};
+use crate::model::specs::{fmt_list, put_debug, solver_info, N_COMPONENTS, SOLVER};
 use crate::neighbors::{knn, knn_stoppable};
 use crate::validate;
 use faer::{Mat, MatRef};
@@ -551,13 +551,11 @@ impl Fitted for FittedLle {
         v.push(("lle_method".into(), self.params.method.name().into()));
         solver_info(v, (self.solver_used, self.solver_note.as_deref()));
         v.push(("m_eigenvalues".into(), fmt_list(&self.eigenvalues)));
-        v.push((
-            "reconstruction_error".into(),
-            format!("{:?}", self.reconstruction_error()),
-        ));
-        v.push((
-            "median_training_reconstruction_error".into(),
-            format!("{:?}", self.median_training_error),
-        ));
+        put_debug(v, "reconstruction_error", self.reconstruction_error());
+        put_debug(
+            v,
+            "median_training_reconstruction_error",
+            self.median_training_error,
+        );
     }
 }

@@ -21,7 +21,7 @@ use crate::model::method::{
     no_such_option, points_only, Configuration, ExtendOptions, Fitted, Input, Method, Registered,
 };
 use crate::model::params::{Kind, ParamSpec, Values};
-use crate::model::specs::{fmt_list, N_COMPONENTS};
+use crate::model::specs::{fmt_list, put_debug, N_COMPONENTS};
 use crate::neighbors::{knn_stoppable, Graph};
 use crate::validate;
 use faer::MatRef;
@@ -383,11 +383,8 @@ impl Fitted for FittedMvu {
         v.push(("n_edges".into(), self.n_edges.to_string()));
         v.push(("sdp_status".into(), self.status.name().into()));
         v.push(("sdp_iterations".into(), self.iterations.to_string()));
-        v.push(("objective".into(), format!("{:?}", self.objective)));
-        v.push((
-            "dual_objective".into(),
-            format!("{:?}", self.dual_objective),
-        ));
+        put_debug(v, "objective", self.objective);
+        put_debug(v, "dual_objective", self.dual_objective);
         v.push((
             "primal_infeasibility".into(),
             format!("{:.3e}", self.primal_infeasibility),

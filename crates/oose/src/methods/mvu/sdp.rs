@@ -580,22 +580,19 @@ mod tests {
         .unwrap()
     }
 
+    /// Asserts |got − want| < tol, printing `got` otherwise.
+    fn assert_within(got: f64, want: f64, tol: f64) {
+        assert!((got - want).abs() < tol, "{got} (want {want} ± {tol})");
+    }
+
     /// max tr Y subject to Y₁₁ = 1, Y₂₂ = 2: 3, whatever Y₁₂.
     #[test]
     fn diagonal_equalities() {
         let u = Mat::from_fn(2, 2, |i, e| if i == e { 1.0 } else { 0.0 });
         let s = solve(&u, &[1.0, 2.0], false);
         assert_eq!(s.status, SdpStatus::Solved);
-        assert!(
-            (s.primal_objective - 3.0).abs() < 1e-7,
-            "{}",
-            s.primal_objective
-        );
-        assert!(
-            (s.dual_objective - 3.0).abs() < 1e-7,
-            "{}",
-            s.dual_objective
-        );
+        assert_within(s.primal_objective, 3.0, 1e-7);
+        assert_within(s.dual_objective, 3.0, 1e-7);
     }
 
     /// The same with inequalities, more constraints than entries of Y (5 > 3, 𝓜
@@ -606,20 +603,12 @@ mod tests {
         let u = Mat::from_fn(2, 5, |i, e| cols[e][i]);
         let s = solve(&u, &[1.0, 1.0, 3.0, 3.0, 4.0], true);
         assert_eq!(s.status, SdpStatus::Solved);
-        assert!(
-            (s.primal_objective - 2.0).abs() < 1e-7,
-            "{}",
-            s.primal_objective
-        );
+        assert_within(s.primal_objective, 2.0, 1e-7);
         assert!((s.y[(0, 0)] - 1.0).abs() < 1e-6 && (s.y[(1, 1)] - 1.0).abs() < 1e-6);
         // Through 𝓜 itself (3 ≤ 3 constraints: the dual route) the same answer.
         let u3 = Mat::from_fn(2, 3, |i, e| cols[e][i]);
         let s3 = solve(&u3, &[1.0, 1.0, 3.0], true);
-        assert!(
-            (s3.primal_objective - 2.0).abs() < 1e-7,
-            "{}",
-            s3.primal_objective
-        );
+        assert_within(s3.primal_objective, 2.0, 1e-7);
     }
 
     /// Three points on a path with unit edges, centred (u = basis coordinates of
@@ -638,10 +627,6 @@ mod tests {
         let u = Mat::from_fn(2, 2, |i, e| v[e][i] - v[e + 1][i]);
         let s = solve(&u, &[1.0, 1.0], false);
         assert_eq!(s.status, SdpStatus::Solved);
-        assert!(
-            (s.primal_objective - 2.0).abs() < 1e-7,
-            "{}",
-            s.primal_objective
-        );
+        assert_within(s.primal_objective, 2.0, 1e-7);
     }
 }

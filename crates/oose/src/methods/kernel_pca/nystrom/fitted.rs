@@ -9,7 +9,7 @@ use crate::kernel::params::KERNEL_SPECS;
 use crate::methods::OutOfSample;
 use crate::model::method::{no_such_option, ExtendOptions, Fitted, Input, Method, Registered};
 use crate::model::params::{join, ParamSpec, Values, NO_PARAMS};
-use crate::model::specs::{fmt_list, N_COMPONENTS, RANK_TOLERANCE};
+use crate::model::specs::{fmt_list, put_debug, N_COMPONENTS, RANK_TOLERANCE};
 use crate::validate;
 use faer::linalg::matmul::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
@@ -295,7 +295,7 @@ impl Fitted for FittedNystromKpca {
         v.push(("missed_trace".into(), format!("{:e}", self.missed_trace())));
         v.push(("eigenvalues".into(), fmt_list(&self.eigenvalues)));
         v.push(("embedding_kept".into(), self.keeps_embedding().to_string()));
-        v.push(("rank_tolerance".into(), format!("{:?}", p.rank_tolerance)));
+        put_debug(v, "rank_tolerance", p.rank_tolerance);
     }
 
     fn eigenvalues(&self) -> Option<&[f64]> {
