@@ -28,20 +28,24 @@ struct Cli {
     command: Command,
 }
 
+/// A method and its options, parsed by the registry (`fit`, `compare`).
+#[derive(clap::Args)]
+struct MethodArgs {
+    /// The method and its options.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "METHOD [OPTIONS]"
+    )]
+    args: Vec<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Fit a method on training data and save the model (`oose fit METHOD --help`
     /// lists a method's parameters and defaults).
     #[command(disable_help_flag = true)]
-    Fit {
-        /// The method and its options.
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "METHOD [OPTIONS]"
-        )]
-        args: Vec<String>,
-    },
+    Fit(MethodArgs),
     /// Write the training embedding of a model.
     Embedding {
         /// Model file written by `oose fit`.
@@ -75,15 +79,7 @@ enum Command {
     /// retrain on all and print the relative extension error and training drift (maths §9;
     /// `oose compare METHOD --help`).
     #[command(disable_help_flag = true)]
-    Compare {
-        /// The method and its options.
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "METHOD [OPTIONS]"
-        )]
-        args: Vec<String>,
-    },
+    Compare(MethodArgs),
     /// Built-in Swiss roll: fit on 90 %, extend the other 10 %, compare with retraining, plot.
     Demo(demo::DemoArgs),
     /// Draw a model's training embedding (grey) and new points coloured by a
@@ -175,14 +171,14 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::Fit { args } => report::fit(&args),
+        Command::Fit(m) => report::fit(&m.args),
         Command::Embedding { model, output } => {
             let m = load_model(&model)?;
             io::write_matrix(&output, m.embedding())
         }
         Command::Extend(a) => extend::run(a),
         Command::Inverse(a) => extend::inverse(a),
-        Command::Compare { args } => report::compare(&args),
+        Command::Compare(m) => report::compare(&m.args),
         Command::Theory { model, input } => report::theory(&model, &input),
         Command::Info { model } => {
             let m = load_model(&model)?;

@@ -334,49 +334,26 @@ pub trait Param: Sized {
     fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self>;
 }
 
-impl Param for usize {
-    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
-        out.push((name, Value::Int(*self as u64)));
-    }
-    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
-        v.usize(name, *default)
-    }
+/// `Param` for a scalar: its value as `$to(value)`, read back by `Values::$get`.
+macro_rules! scalar_param {
+    ($($t:ty => $to:expr, $get:ident;)*) => {$(
+        impl Param for $t {
+            fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
+                out.push((name, $to(*self)));
+            }
+            fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
+                v.$get(name, *default)
+            }
+        }
+    )*};
 }
 
-impl Param for u64 {
-    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
-        out.push((name, Value::Int(*self)));
-    }
-    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
-        v.u64(name, *default)
-    }
-}
-
-impl Param for f64 {
-    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
-        out.push((name, Value::Float(*self)));
-    }
-    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
-        v.f64(name, *default)
-    }
-}
-
-impl Param for bool {
-    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
-        out.push((name, Value::Bool(*self)));
-    }
-    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
-        v.bool(name, *default)
-    }
-}
-
-impl Param for Option<f64> {
-    fn put(&self, name: &'static str, _: &Self, out: &mut ParamList) {
-        out.push((name, self.map_or(Value::None, Value::Float)));
-    }
-    fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
-        v.opt_f64(name, *default)
-    }
+scalar_param! {
+    usize => |k: usize| Value::Int(k as u64), usize;
+    u64 => Value::Int, u64;
+    f64 => Value::Float, f64;
+    bool => Value::Bool, bool;
+    Option<f64> => |x: Option<f64>| x.map_or(Value::None, Value::Float), opt_f64;
 }
 
 impl Param for Option<usize> {

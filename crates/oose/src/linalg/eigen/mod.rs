@@ -425,48 +425,35 @@ mod tests {
     #[test]
     fn one_policy_routes_every_request() {
         use Structure::*;
+        use {Route as R, Solver as S};
         // (request, n, k, structure) → (route, with a note). Auto: the size and what is
         // known of the matrix decide; Lanczos under Auto only while its subspace
         // (2·(k + 8) or k + 32) is ≤ N/4. Requests: honoured where the matrix allows,
         // with a note where they do not fit.
         let cases = [
-            (Solver::Auto, 1000, 2, Plain, Route::Dense, false),
-            (Solver::Auto, 1001, 2, Plain, Route::Lanczos, false),
-            (Solver::Auto, 2000, 300, Plain, Route::Dense, false),
+            (S::Auto, 1000, 2, Plain, R::Dense, false),
+            (S::Auto, 1001, 2, Plain, R::Lanczos, false),
+            (S::Auto, 2000, 300, Plain, R::Dense, false),
+            (S::Auto, 1001, 2, SparseNearOne, R::ShiftInvert, false),
+            (S::Auto, 1000, 2, SparseNearOne, R::Dense, false),
             (
-                Solver::Auto,
-                1001,
-                2,
-                SparseNearOne,
-                Route::ShiftInvert,
-                false,
-            ),
-            (Solver::Auto, 1000, 2, SparseNearOne, Route::Dense, false),
-            (
-                Solver::Auto,
+                S::Auto,
                 200,
                 3,
                 PsdKernel,
-                Route::LowRank { max_rank: 50 },
+                R::LowRank { max_rank: 50 },
                 false,
             ),
-            (Solver::Auto, 200, 3, Factorable, Route::Dense, false),
-            (Solver::Lanczos, 100, 2, Plain, Route::Lanczos, false),
-            (Solver::Lanczos, 40, 2, Plain, Route::Dense, true),
+            (S::Auto, 200, 3, Factorable, R::Dense, false),
+            (S::Lanczos, 100, 2, Plain, R::Lanczos, false),
+            (S::Lanczos, 40, 2, Plain, R::Dense, true),
+            (S::ShiftInvert, 40, 2, SparseNearOne, R::Dense, true),
             (
-                Solver::ShiftInvert,
-                40,
-                2,
-                SparseNearOne,
-                Route::Dense,
-                true,
-            ),
-            (
-                Solver::LowRank,
+                S::LowRank,
                 200,
                 3,
                 Factorable,
-                Route::LowRank { max_rank: 200 },
+                R::LowRank { max_rank: 200 },
                 false,
             ),
         ];
