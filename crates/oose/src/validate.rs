@@ -149,6 +149,36 @@ pub(crate) fn count(param: &'static str, value: usize, max: usize, bound: &str) 
     ))
 }
 
+/// `value` ≥ 1, else an error naming `param`: "must be at least 1, got 0".
+pub(crate) fn at_least_one(param: &'static str, value: usize) -> Result<()> {
+    if value == 0 {
+        return Err(Error::param(param, "must be at least 1, got 0"));
+    }
+    Ok(())
+}
+
+/// `value` finite and > 0, else an error naming `param`.
+pub(crate) fn positive(param: &'static str, value: f64) -> Result<()> {
+    if !(value > 0.0 && value.is_finite()) {
+        return Err(Error::param(
+            param,
+            format!("must be finite and > 0, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `value` finite and ≥ 0, else an error naming `param`.
+pub(crate) fn non_negative(param: &'static str, value: f64) -> Result<()> {
+    if !(value >= 0.0 && value.is_finite()) {
+        return Err(Error::param(
+            param,
+            format!("must be finite and ≥ 0, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Looks `name` up in `table` (the names every interface uses); the error lists the
 /// accepted names and names the parameter.
 pub(crate) fn named<T: Copy>(param: &'static str, name: &str, table: &[(&str, T)]) -> Result<T> {

@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::rng::Rng;
+use crate::validate;
 use faer::Mat;
 use std::f64::consts::PI;
 
@@ -252,9 +253,7 @@ pub fn select_rows(x: faer::MatRef<'_, f64>, idx: &[usize]) -> Mat<f64> {
 /// assert!(oose::datasets::by_name("helix", 50, 0.1, 0).is_err());
 /// ```
 pub fn by_name(name: &str, n: usize, noise: f64, seed: u64) -> Result<Dataset> {
-    if n == 0 {
-        return Err(Error::param("n", "must be at least 1, got 0"));
-    }
+    validate::at_least_one("n", n)?;
     if !(noise >= 0.0 && noise.is_finite()) {
         return Err(Error::param(
             "noise",

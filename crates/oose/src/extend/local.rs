@@ -26,7 +26,7 @@
 
 use crate::extend::{by_chunks, Extension};
 use crate::linalg::small::{cholesky_in_place, cholesky_solve};
-use crate::neighbors::{knn, GraphMethod, Neighbours, TrainingSearch};
+use crate::neighbors::{knn, GraphMethod, KnnGraph, Neighbours, TrainingSearch};
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +43,17 @@ pub(crate) struct KnnIndex {
 }
 
 impl KnnIndex {
+    /// From the fit's kNN graph of `x`, with the search for new points that `search`
+    /// asks for ([`TrainingSearch::new`]).
+    pub(crate) fn new(x: MatRef<'_, f64>, graph: &KnnGraph, search: GraphMethod) -> Self {
+        let idx = &graph.neighbours.0;
+        KnnIndex {
+            graph: graph.method,
+            recall: graph.recall,
+            search: TrainingSearch::new(search, x.nrows(), x.ncols(), idx),
+        }
+    }
+
     /// Whether the recall is in [0, 1] and the search fits N training points.
     pub(crate) fn is_consistent(&self, n: usize) -> bool {
         (0.0..=1.0).contains(&self.recall) && self.search.is_consistent(n)

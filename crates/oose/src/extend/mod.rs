@@ -100,12 +100,7 @@ impl ExtensionChoice {
             "low-rank" | "low_rank" => ExtensionChoice::LowRank,
             "auto" => {
                 let t = tolerance.unwrap_or(Self::AUTO_TOLERANCE);
-                if !(t > 0.0 && t.is_finite()) {
-                    return Err(Error::param(
-                        "lowrank_tolerance",
-                        format!("must be positive and finite, got {t}"),
-                    ));
-                }
+                crate::validate::positive("lowrank_tolerance", t)?;
                 return Ok(ExtensionChoice::Auto { tolerance: t });
             }
             other => {

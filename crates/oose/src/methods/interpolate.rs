@@ -115,12 +115,7 @@ impl Interpolator {
                 "interpolation evaluates the kernel on new points: give a kernel, not `precomputed`",
             ));
         }
-        if !(self.regularization >= 0.0 && self.regularization.is_finite()) {
-            return Err(Error::param(
-                "regularization",
-                format!("ρ must be finite and ≥ 0, got {}", self.regularization),
-            ));
-        }
+        validate::non_negative("regularization", self.regularization)?;
         let kernel = self.kernel.resolve(x)?;
         let order = kernel.cpd_order();
         if let Some(delta) = self.geometric_harmonics {

@@ -4,7 +4,7 @@
 //! distances to the landmarks. Memory is O(N·d + n²): no N×N matrix, so N = 10⁵ and
 //! beyond fit.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::extend::restricted::Joint;
 use crate::extend::{by_chunks, Extension, Strategy};
 use crate::kernel::distance::{row_sq_norms, self_sq_distances, sq_distances};
@@ -78,9 +78,7 @@ impl LandmarkMds {
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLandmarkMds> {
         validate::finite_nonempty("training data", x)?;
         let big_n = x.nrows();
-        if self.n_landmarks == 0 {
-            return Err(Error::param("n_landmarks", "must be at least 1, got 0"));
-        }
+        validate::at_least_one("n_landmarks", self.n_landmarks)?;
         // More landmarks than points: every point is a landmark (= classical MDS).
         let n_landmarks = self.n_landmarks.min(big_n);
         let mut rng = Rng::new(self.seed);

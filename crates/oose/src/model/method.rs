@@ -566,7 +566,9 @@ macro_rules! neighbour_embedding_fitted {
             new: faer::MatRef<'_, f64>,
             k: usize,
         ) -> Option<$crate::neighbors::Neighbours> {
-            Some(self.search(new, k))
+            // Exact, or by a walk on the kNN graph (`transform_search`).
+            let x = self.x.view();
+            Some(self.index.search.search(x, new, k, self.params.seed))
         }
 
         fn neighbours_wanted(&self, opts: &$crate::model::ExtendOptions<'_>) -> usize {

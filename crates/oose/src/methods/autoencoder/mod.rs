@@ -233,30 +233,17 @@ fn validate_settings(s: &Settings, n: usize, width: usize) -> Result<()> {
             format!("a layer of width 0 (layer {p} of {:?})", s.layers),
         );
     }
-    if s.epochs == 0 {
-        return bad("epochs", "must be at least 1, got 0".into());
-    }
-    if s.batch_size == 0 {
-        return bad("batch_size", "must be at least 1, got 0".into());
-    }
-    if !(s.learning_rate > 0.0 && s.learning_rate.is_finite()) {
-        return bad(
-            "learning_rate",
-            format!("must be finite and > 0, got {}", s.learning_rate),
-        );
-    }
+    validate::at_least_one("epochs", s.epochs)?;
+    validate::at_least_one("batch_size", s.batch_size)?;
+    validate::positive("learning_rate", s.learning_rate)?;
     if !(0.0..1.0).contains(&s.validation_fraction) {
         return bad(
             "validation_fraction",
             format!("must be in [0, 1), got {}", s.validation_fraction),
         );
     }
-    if s.patience == 0 {
-        return bad("patience", "must be at least 1, got 0".into());
-    }
-    if !(s.beta >= 0.0 && s.beta.is_finite()) {
-        return bad("beta", format!("must be finite and ≥ 0, got {}", s.beta));
-    }
+    validate::at_least_one("patience", s.patience)?;
+    validate::non_negative("beta", s.beta)?;
     if n < 2 {
         return Err(Error::Shape {
             what: "training points",

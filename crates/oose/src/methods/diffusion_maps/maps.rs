@@ -10,6 +10,7 @@ use crate::model::method::{
 };
 use crate::model::params::{join, Kind, ParamSpec, Values, NO_PARAMS};
 use crate::model::specs::{fmt_list, put_debug, N_COMPONENTS, RANK_TOLERANCE, SOLVER};
+use crate::validate;
 
 /// Output coordinates of diffusion maps (maths §7), j = 1..d.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -127,15 +128,8 @@ impl DiffusionMaps {
 
     /// Fits on the rows of `x`.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedDiffusionMaps> {
-        if !(self.t >= 0.0 && self.t.is_finite()) {
-            return Err(Error::param(
-                "t",
-                format!("must be finite and ≥ 0, got {}", self.t),
-            ));
-        }
-        if self.n_components == 0 {
-            return Err(Error::param("n_components", "must be at least 1, got 0"));
-        }
+        validate::non_negative("t", self.t)?;
+        validate::at_least_one("n_components", self.n_components)?;
         let core = DiffusionCore::fit(
             x,
             &self.kernel,
@@ -263,12 +257,7 @@ impl FittedDiffusionMaps {
 
     /// The same model with another output flavour and diffusion time (no refit).
     pub fn with_output(&self, output: Output, t: f64) -> Result<FittedDiffusionMaps> {
-        if !(t >= 0.0 && t.is_finite()) {
-            return Err(Error::param(
-                "t",
-                format!("must be finite and ≥ 0, got {t}"),
-            ));
-        }
+        validate::non_negative("t", t)?;
         let mut m = self.clone();
         m.params.output = output;
         m.params.t = t;

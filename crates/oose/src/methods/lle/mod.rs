@@ -92,14 +92,8 @@ impl LleMethod {
 
 fn tolerance(v: &Values, name: &'static str, default: f64) -> Result<f64> {
     let t = v.f64(name, default)?;
-    if t >= 0.0 && t.is_finite() {
-        Ok(t)
-    } else {
-        Err(Error::param(
-            name,
-            format!("must be finite and ≥ 0, got {t:?}"),
-        ))
-    }
+    validate::non_negative(name, t)?;
+    Ok(t)
 }
 
 /// `method` with `hessian_tol` and `modified_tol` (each read whatever the method, as
@@ -216,12 +210,7 @@ impl LocallyLinearEmbedding {
             }
             _ => {}
         }
-        if !(self.reg >= 0.0 && self.reg.is_finite()) {
-            return Err(Error::param(
-                "reg",
-                format!("must be finite and ≥ 0, got {}", self.reg),
-            ));
-        }
+        validate::non_negative("reg", self.reg)?;
         Ok(())
     }
 

@@ -109,21 +109,14 @@ impl MaximumVarianceUnfolding {
                 got: format!("{n} rows"),
             });
         }
-        if !(self.reg >= 0.0 && self.reg.is_finite()) {
-            return Err(Error::param(
-                "reg",
-                format!("must be finite and ≥ 0, got {}", self.reg),
-            ));
-        }
+        validate::non_negative("reg", self.reg)?;
         if !(self.tol > 0.0 && self.tol < 1.0) {
             return Err(Error::param(
                 "tol",
                 format!("must be in (0, 1), got {}", self.tol),
             ));
         }
-        if self.max_iter == 0 {
-            return Err(Error::param("max_iter", "must be at least 1, got 0"));
-        }
+        validate::at_least_one("max_iter", self.max_iter)?;
         Ok(())
     }
 

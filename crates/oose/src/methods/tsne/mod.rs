@@ -31,7 +31,7 @@ use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::model::method::Fitted;
 use crate::model::specs::{fmt_list, put_debug};
-use crate::neighbors::{knn_graph, knn_stoppable, GraphMethod, Neighbours, TrainingSearch};
+use crate::neighbors::{knn_graph, knn_stoppable, GraphMethod};
 use crate::validate;
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
@@ -66,12 +66,7 @@ pub fn joint_probabilities(
             format!("row {i} names a point beyond the {n} given"),
         ));
     }
-    if !(perplexity > 0.0 && perplexity.is_finite()) {
-        return Err(Error::param(
-            "perplexity",
-            format!("must be > 0, got {perplexity}"),
-        ));
-    }
+    validate::positive("perplexity", perplexity)?;
     let (p, _) = affinities::joint(idx, sq, perplexity);
     Ok((0..n)
         .map(|i| {
@@ -166,9 +161,7 @@ impl Tsne {
                 ),
             );
         }
-        if self.n_components == 0 {
-            return bad("n_components", "must be at least 1, got 0".into());
-        }
+        validate::at_least_one("n_components", self.n_components)?;
         let method = self.method.resolve(n, self.n_components);
         if method == TsneGradient::BarnesHut && self.n_components > 3 {
             return bad(
@@ -196,13 +189,9 @@ impl Tsne {
             );
         }
         if let Some(l) = self.learning_rate {
-            if !(l > 0.0 && l.is_finite()) {
-                return bad("learning_rate", format!("must be > 0, got {l}"));
-            }
+            validate::positive("learning_rate", l)?;
         }
-        if self.max_iter == 0 {
-            return bad("max_iter", "must be at least 1, got 0".into());
-        }
+        validate::at_least_one("max_iter", self.max_iter)?;
         if !(0.0..=1.0).contains(&self.angle) {
             return bad("angle", format!("must be in [0, 1], got {}", self.angle));
         }
@@ -314,7 +303,7 @@ impl Tsne {
         } else {
             local::training_scale(&knn_stoppable(x, x, kt, true)?.1, kt)
         };
-        let search = TrainingSearch::new(self.transform_search, n, x.ncols(), &graph.neighbours.0);
+        let index = local::KnnIndex::new(x, &graph, self.transform_search);
         let fit_novelty = Pending::new(Novelty::from_graph(x, &graph.neighbours.0, dist));
         let fit = optimise::run(self, x, &p)?;
         warnings.extend(fit.notes);
@@ -326,11 +315,7 @@ impl Tsne {
             learning_rate: fit.learning_rate,
             kl: fit.kl,
             reliability_epsilon,
-            index: local::KnnIndex {
-                graph: graph.method,
-                recall: graph.recall,
-                search,
-            },
+            index,
             fit_novelty,
             warnings: crate::model::method::Transient(warnings),
             reference: Default::default(),
@@ -381,14 +366,6 @@ impl FittedTsne {
     /// the true P, also during early exaggeration).
     pub fn kl_history(&self) -> &[(usize, f64)] {
         &self.kl
-    }
-
-    /// The k nearest training points of the rows of `new`: exact, or by a walk on the
-    /// kNN graph (`transform_search`).
-    fn search(&self, new: MatRef<'_, f64>, k: usize) -> Neighbours {
-        self.index
-            .search
-            .search(self.x.view(), new, k, self.params.seed)
     }
 
     /// The training neighbours a strategy needs per new point.

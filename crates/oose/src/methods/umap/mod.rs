@@ -30,9 +30,7 @@ use crate::extend::{local, Extension, Strategy};
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::model::method::Fitted;
-use crate::neighbors::{
-    knn_graph, knn_stoppable, row_hash, GraphMethod, Neighbours, TrainingSearch,
-};
+use crate::neighbors::{knn_graph, knn_stoppable, row_hash, GraphMethod, Neighbours};
 use crate::validate;
 use faer::{Mat, MatRef};
 use layout::{Curve, Sgd};
@@ -159,9 +157,7 @@ impl Umap {
                 ),
             );
         }
-        if !(self.spread > 0.0 && self.spread.is_finite()) {
-            return bad("spread", format!("must be > 0, got {}", self.spread));
-        }
+        validate::positive("spread", self.spread)?;
         if !(self.min_dist >= 0.0 && self.min_dist <= self.spread) {
             return bad(
                 "min_dist",
@@ -174,21 +170,9 @@ impl Umap {
         if self.n_epochs == Some(0) {
             return bad("n_epochs", "must be at least 1, got 0".into());
         }
-        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
-            return bad(
-                "learning_rate",
-                format!("must be > 0, got {}", self.learning_rate),
-            );
-        }
-        if self.negative_sample_rate == 0 {
-            return bad("negative_sample_rate", "must be at least 1, got 0".into());
-        }
-        if !(self.repulsion_strength >= 0.0 && self.repulsion_strength.is_finite()) {
-            return bad(
-                "repulsion_strength",
-                format!("must be ≥ 0, got {}", self.repulsion_strength),
-            );
-        }
+        validate::positive("learning_rate", self.learning_rate)?;
+        validate::at_least_one("negative_sample_rate", self.negative_sample_rate)?;
+        validate::non_negative("repulsion_strength", self.repulsion_strength)?;
         validate::count("transform_neighbors", self.transform_neighbors, n, "N")?;
         Ok(())
     }
@@ -261,7 +245,7 @@ impl Umap {
             local::training_scale(&knn_stoppable(x, x, kt, true)?.1, kt)
         };
         let inverse_epsilon = local::preimage_scale(embedding.as_ref());
-        let search = TrainingSearch::new(self.transform_search, n, x.ncols(), idx);
+        let index = local::KnnIndex::new(x, &graph, self.transform_search);
         let fit_novelty = Pending::new(Novelty::from_graph(x, idx, dist));
         Ok(FittedUmap {
             params: self.clone(),
@@ -277,11 +261,7 @@ impl Umap {
             init_note: init.note,
             reliability_epsilon,
             inverse_epsilon,
-            index: local::KnnIndex {
-                graph: graph.method,
-                recall: graph.recall,
-                search,
-            },
+            index,
             fit_novelty,
             warnings: crate::model::method::Transient(warnings),
         })
@@ -368,12 +348,6 @@ impl FittedUmap {
             None if self.x.nrows() <= 10_000 => 100,
             None => 30,
         }
-    }
-
-    fn search(&self, new: MatRef<'_, f64>, k: usize) -> Neighbours {
-        self.index
-            .search
-            .search(self.x.view(), new, k, self.params.seed)
     }
 
     fn neighbours_for(&self, strategy: Strategy) -> usize {

@@ -224,9 +224,7 @@ impl NystromKpca {
                 format!("must be in [0, 1), got {}", self.rank_tolerance),
             ));
         }
-        if self.n_landmarks == 0 {
-            return Err(Error::param("n_landmarks", "must be at least 1, got 0"));
-        }
+        validate::at_least_one("n_landmarks", self.n_landmarks)?;
         if self.n_components == 0 || self.n_components > self.n_landmarks.min(n) {
             return Err(Error::param(
                 "n_components",
