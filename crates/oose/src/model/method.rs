@@ -503,8 +503,8 @@ macro_rules! stored_out_of_sample {
 
 /// The `Fitted` items shared by the neighbour embeddings (t-SNE, UMAP): training points
 /// `self.x`; the strategies `interpolation` (default) and `optimize`, placed by the
-/// inherent `place(new, strategy, near)` after a search by `search(new, k)` for
-/// `neighbours_for(strategy)` neighbours; the novelty score from the fit's kNN graph
+/// inherent `place(new, strategy, near)` after a search of `self.index` (a
+/// [`KnnIndex`](crate::extend::local::KnnIndex)) for `neighbours_for(strategy)` neighbours; the novelty score from the fit's kNN graph
 /// (`self.fit_novelty`), else fitted on `self.x`. `(out_of_sample Fitted)` gives their
 /// `OutOfSample` (embedding `self.embedding`, `interpolation`).
 #[macro_export]
