@@ -36,15 +36,17 @@ pub struct BatchDiscrepancy {
     pub exact: bool,
 }
 
-/// The training points' Nyström features Φ̂ for the rows of `a` (r × rows), the kernel
-/// matrix of `a`, and the threshold below which residuals are round-off.
+/// On the rows of A = X ∪ Z: the kernel matrix k, the Nyström kernel k̂ = Φ̂ᵀΦ̂ of the
+/// training points' features, and the threshold below which residuals are round-off.
 struct Nystrom {
-    features: Mat<f64>,
     gram: Mat<f64>,
+    khat: Mat<f64>,
     floor: f64,
 }
 
-fn nystrom(kernel: &Kernel, x: MatRef<'_, f64>, a: MatRef<'_, f64>, tol: f64) -> Result<Nystrom> {
+fn nystrom(kernel: &Kernel, x: MatRef<'_, f64>, z: MatRef<'_, f64>, tol: f64) -> Result<Nystrom> {
+    let a = stack(x, z)?;
+    let a = a.as_ref();
     if *kernel == Kernel::Precomputed {
         return Err(Error::Unsupported(
             "the theory diagnostics evaluate the kernel on X ∪ Z: give a kernel, not `precomputed`"
@@ -62,7 +64,7 @@ fn nystrom(kernel: &Kernel, x: MatRef<'_, f64>, a: MatRef<'_, f64>, tol: f64) ->
     let gram = k.gram(a, Par::rayon(0));
     let max_diag = (0..x.nrows()).map(|i| kx[(i, i)]).fold(0.0f64, f64::max);
     Ok(Nystrom {
-        features,
+        khat: features.transpose() * &features,
         gram,
         floor: tol * max_diag,
     })
@@ -100,13 +102,10 @@ pub fn batch_discrepancy(
     z: MatRef<'_, f64>,
     rank_tolerance: f64,
 ) -> Result<BatchDiscrepancy> {
-    let a = stack(x, z)?;
     let (n, m) = (x.nrows(), z.nrows());
     let t = n + m;
-    let ny = nystrom(kernel, x, a.as_ref(), rank_tolerance)?;
-    let f = ny.features.as_ref();
-    let khat = f.transpose() * f;
-    let k = &ny.gram;
+    let ny = nystrom(kernel, x, z, rank_tolerance)?;
+    let (k, khat) = (&ny.gram, &ny.khat);
     // D from its definition: d_k² − d_k̂² over all ordered pairs.
     let mut sum = 0.0;
     for j in 0..t {
@@ -161,11 +160,9 @@ pub fn interlacing(
     z: MatRef<'_, f64>,
     rank_tolerance: f64,
 ) -> Result<Interlacing> {
-    let a = stack(x, z)?;
     let n = x.nrows();
-    let ny = nystrom(kernel, x, a.as_ref(), rank_tolerance)?;
-    let f = ny.features.as_ref();
-    let khat = f.transpose() * f;
+    let ny = nystrom(kernel, x, z, rank_tolerance)?;
+    let khat = &ny.khat;
     let spectrum = |m: MatRef<'_, f64>| -> Result<Vec<f64>> {
         let e = m
             .self_adjoint_eigenvalues(Side::Lower)
@@ -177,7 +174,7 @@ pub fn interlacing(
     let lambda = spectrum(ny.gram.as_ref())?;
     let gamma = spectrum(khat.as_ref())?;
     let sigma = spectrum(ny.gram.as_ref().submatrix(0, 0, n, n))?;
-    let k0 = &ny.gram - &khat;
+    let k0 = &ny.gram - khat;
     let k0_spec = spectrum(k0.as_ref())?;
     let residual_norm = k0_spec.iter().map(|v| v.abs()).fold(0.0f64, f64::max);
     let mut worst = f64::NEG_INFINITY;

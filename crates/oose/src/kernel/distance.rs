@@ -22,9 +22,7 @@ pub fn row_sq_norms(x: MatRef<'_, f64>) -> Vec<f64> {
 
 /// A·Bᵀ (rows of `a` against rows of `b`).
 pub fn inner_products(a: MatRef<'_, f64>, b: MatRef<'_, f64>, par: Par) -> Mat<f64> {
-    let mut g = Mat::<f64>::zeros(a.nrows(), b.nrows());
-    matmul(g.as_mut(), Accum::Replace, a, b.transpose(), 1.0, par);
-    g
+    crate::linalg::product(a, b.transpose(), par)
 }
 
 /// Squared distances between the rows of `a` and the rows of `b`, given their squared
