@@ -245,4 +245,29 @@ mod tests {
             })
         ));
     }
+
+    #[test]
+    fn scalar_checks_name_the_parameter_and_the_value() {
+        assert!(at_least_one("k", 1).is_ok());
+        assert_eq!(
+            at_least_one("k", 0).unwrap_err(),
+            Error::param("k", "must be at least 1, got 0")
+        );
+        assert!(positive("rate", f64::MIN_POSITIVE).is_ok());
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = positive("rate", bad).unwrap_err();
+            assert_eq!(
+                e,
+                Error::param("rate", format!("must be finite and > 0, got {bad}"))
+            );
+        }
+        assert!(non_negative("beta", 0.0).is_ok());
+        for bad in [-1e-300, f64::NAN, f64::INFINITY] {
+            let e = non_negative("beta", bad).unwrap_err();
+            assert_eq!(
+                e,
+                Error::param("beta", format!("must be finite and ≥ 0, got {bad}"))
+            );
+        }
+    }
 }
