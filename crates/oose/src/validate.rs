@@ -149,6 +149,29 @@ pub(crate) fn count(param: &'static str, value: usize, max: usize, bound: &str) 
     ))
 }
 
+/// At least `min` points for `what` (a method or a dataset), else an error naming
+/// `param`, the parameter whose bound the number of points is.
+pub(crate) fn enough_points(param: &'static str, what: &str, n: usize, min: usize) -> Result<()> {
+    if n < min {
+        return Err(Error::param(
+            param,
+            format!("{what} needs at least {min} points, got {n}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `min` ≤ `value` < `n` (the number of points), else an error naming `param`.
+pub(crate) fn below_points(param: &'static str, value: usize, min: usize, n: usize) -> Result<()> {
+    if value < min || value >= n {
+        return Err(Error::param(
+            param,
+            format!("must be at least {min} and below the number of points ({n}), got {value}"),
+        ));
+    }
+    Ok(())
+}
+
 /// `value` ≥ 1, else an error naming `param`: "must be at least 1, got 0".
 pub(crate) fn at_least_one(param: &'static str, value: usize) -> Result<()> {
     if value == 0 {
@@ -267,6 +290,21 @@ mod tests {
             assert_eq!(
                 e,
                 Error::param("beta", format!("must be finite and ≥ 0, got {bad}"))
+            );
+        }
+        assert!(enough_points("k", "UMAP", 3, 3).is_ok());
+        assert_eq!(
+            enough_points("k", "UMAP", 2, 3).unwrap_err(),
+            Error::param("k", "UMAP needs at least 3 points, got 2")
+        );
+        assert!(below_points("k", 2, 2, 3).is_ok());
+        for bad in [1, 3, 4] {
+            assert_eq!(
+                below_points("k", bad, 2, 3).unwrap_err(),
+                Error::param(
+                    "k",
+                    format!("must be at least 2 and below the number of points (3), got {bad}")
+                )
             );
         }
     }

@@ -275,13 +275,10 @@ pub fn by_name(name: &str, n: usize, noise: f64, seed: u64) -> Result<Dataset> {
         "swiss_roll_hole" => swiss_roll(n, noise, true, seed),
         "s_curve" => s_curve(n, noise, seed),
         "punched_sphere" => punched_sphere(n, 1.0),
-        "three_d_clusters" if n < 21 => {
-            return Err(Error::param(
-                "n",
-                format!("three_d_clusters needs at least 21 points, got {n}"),
-            ))
+        "three_d_clusters" => {
+            crate::validate::enough_points("n", "three_d_clusters", n, 21)?;
+            three_d_clusters(n, 3, seed)
         }
-        "three_d_clusters" => three_d_clusters(n, 3, seed),
         "helix" => helix(n),
         "trefoil" => trefoil(n),
         "twin_peaks" => twin_peaks(n, seed),

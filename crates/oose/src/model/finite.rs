@@ -43,9 +43,17 @@ fn float(v: f64) -> Result<(), NonFinite> {
     }
 }
 
+/// Values that cannot be non-finite: nothing to check.
 macro_rules! ignore {
-    ($($name:ident($t:ty)),*) => {
-        $(fn $name(self, _: $t) -> Result<(), NonFinite> { Ok(()) })*
+    ($($name:ident($($t:ty),*)),*) => {
+        $(fn $name(self, $(_: $t),*) -> Result<(), NonFinite> { Ok(()) })*
+    };
+}
+
+/// The compound values' openings: the walk goes on into their elements.
+macro_rules! walk_into {
+    ($($name:ident($($t:ty),*)),*) => {
+        $(fn $name(self, $(_: $t),*) -> Result<Walk, NonFinite> { Ok(Walk) })*
     };
 }
 
@@ -73,7 +81,10 @@ impl Serializer for Walk {
         serialize_char(char),
         serialize_str(&str),
         serialize_bytes(&[u8]),
-        serialize_unit_struct(&'static str)
+        serialize_unit_struct(&'static str),
+        serialize_unit_variant(&'static str, u32, &'static str),
+        serialize_none(),
+        serialize_unit()
     );
 
     fn serialize_f32(self, v: f32) -> Result<(), NonFinite> {
@@ -82,22 +93,8 @@ impl Serializer for Walk {
     fn serialize_f64(self, v: f64) -> Result<(), NonFinite> {
         float(v)
     }
-    fn serialize_none(self) -> Result<(), NonFinite> {
-        Ok(())
-    }
     fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<(), NonFinite> {
         v.serialize(Walk)
-    }
-    fn serialize_unit(self) -> Result<(), NonFinite> {
-        Ok(())
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-    ) -> Result<(), NonFinite> {
-        Ok(())
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(
         self,
@@ -115,39 +112,15 @@ impl Serializer for Walk {
     ) -> Result<(), NonFinite> {
         v.serialize(Walk)
     }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Walk, NonFinite> {
-        Ok(Walk)
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Walk, NonFinite> {
-        Ok(Walk)
-    }
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Walk, NonFinite> {
-        Ok(Walk)
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Walk, NonFinite> {
-        Ok(Walk)
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Walk, NonFinite> {
-        Ok(Walk)
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Walk, NonFinite> {
-        Ok(Walk)
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Walk, NonFinite> {
-        Ok(Walk)
-    }
+    walk_into!(
+        serialize_seq(Option<usize>),
+        serialize_tuple(usize),
+        serialize_tuple_struct(&'static str, usize),
+        serialize_tuple_variant(&'static str, u32, &'static str, usize),
+        serialize_map(Option<usize>),
+        serialize_struct(&'static str, usize),
+        serialize_struct_variant(&'static str, u32, &'static str, usize)
+    );
 }
 
 macro_rules! elements {

@@ -146,12 +146,7 @@ impl Tsne {
 
     fn check(&self, n: usize) -> Result<()> {
         let bad = |name: &'static str, why: String| Err(Error::param(name, why));
-        if n < 2 {
-            return bad(
-                "perplexity",
-                format!("t-SNE needs at least 2 points, got {n}"),
-            );
-        }
+        validate::enough_points("perplexity", "t-SNE", n, 2)?;
         if !(self.perplexity > 0.0 && self.perplexity.is_finite()) || self.perplexity >= n as f64 {
             return bad(
                 "perplexity",

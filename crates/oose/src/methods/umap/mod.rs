@@ -133,30 +133,9 @@ impl Umap {
 
     fn check(&self, n: usize) -> Result<()> {
         let bad = |name: &'static str, why: String| Err(Error::param(name, why));
-        if n < 3 {
-            return bad(
-                "n_neighbors",
-                format!("UMAP needs at least 3 points, got {n}"),
-            );
-        }
-        if self.n_neighbors < 2 || self.n_neighbors >= n {
-            return bad(
-                "n_neighbors",
-                format!(
-                    "must be at least 2 and below the number of points ({n}), got {}",
-                    self.n_neighbors
-                ),
-            );
-        }
-        if self.n_components == 0 || self.n_components >= n {
-            return bad(
-                "n_components",
-                format!(
-                    "must be at least 1 and below the number of points ({n}), got {}",
-                    self.n_components
-                ),
-            );
-        }
+        validate::enough_points("n_neighbors", "UMAP", n, 3)?;
+        validate::below_points("n_neighbors", self.n_neighbors, 2, n)?;
+        validate::below_points("n_components", self.n_components, 1, n)?;
         validate::positive("spread", self.spread)?;
         if !(self.min_dist >= 0.0 && self.min_dist <= self.spread) {
             return bad(
