@@ -506,7 +506,8 @@ macro_rules! stored_out_of_sample {
 /// inherent `place(new, strategy, near)` after a search of `self.index` (a
 /// [`KnnIndex`](crate::extend::local::KnnIndex)) for `neighbours_for(strategy)` neighbours; the novelty score from the fit's kNN graph
 /// (`self.fit_novelty`), else fitted on `self.x`. `(out_of_sample Fitted)` gives their
-/// `OutOfSample` (embedding `self.embedding`, `interpolation`).
+/// `OutOfSample` (embedding `self.embedding`, `interpolation`) and the inherent
+/// `interpolated(new, strategy, near)` that `place` starts from.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! neighbour_embedding_fitted {
@@ -520,6 +521,29 @@ macro_rules! neighbour_embedding_fitted {
              training point in units of the training data's typical neighbour distance √ε₀.",
             |self, new| self.place(new, $crate::extend::Strategy::Interpolation, None)
         );
+
+        impl $fitted {
+            /// The rows of `new` placed by interpolation from their
+            /// `neighbours_for(strategy)` nearest training points (`near`'s where it
+            /// holds them), with those neighbours: where `place` starts.
+            fn interpolated(
+                &self,
+                new: faer::MatRef<'_, f64>,
+                strategy: $crate::extend::Strategy,
+                near: Option<&$crate::neighbors::Neighbours>,
+            ) -> $crate::Result<($crate::neighbors::Neighbours, $crate::extend::Extension)>
+            {
+                $crate::extend::local::place(
+                    (self.x.view(), &self.index.search, self.params.seed),
+                    self.embedding.view(),
+                    new,
+                    self.neighbours_for(strategy),
+                    self.params.transform_neighbors,
+                    self.reliability_epsilon,
+                    near,
+                )
+            }
+        }
     };
     ($method:ty) => {
         fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {

@@ -382,15 +382,7 @@ impl FittedTsne {
         near: Option<&crate::neighbors::Neighbours>,
     ) -> Result<Extension> {
         let y = self.embedding.view();
-        let (nbrs, start) = local::place(
-            (self.x.view(), &self.index.search, self.params.seed),
-            y,
-            new,
-            self.neighbours_for(strategy),
-            self.params.transform_neighbors,
-            self.reliability_epsilon,
-            near,
-        )?;
+        let (nbrs, start) = self.interpolated(new, strategy, near)?;
         Ok(if strategy == Strategy::Optimize {
             let reference = self
                 .reference

@@ -346,15 +346,7 @@ impl FittedUmap {
         strategy: Strategy,
         near: Option<&Neighbours>,
     ) -> Result<Extension> {
-        let (nbrs, mut ext) = local::place(
-            (self.x.view(), &self.index.search, self.params.seed),
-            self.embedding.view(),
-            new,
-            self.neighbours_for(strategy),
-            self.params.transform_neighbors,
-            self.reliability_epsilon,
-            near,
-        )?;
+        let (nbrs, mut ext) = self.interpolated(new, strategy, near)?;
         if strategy == Strategy::Optimize {
             self.optimize(new, &nbrs, &mut ext);
         }
