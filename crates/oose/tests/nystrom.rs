@@ -1,6 +1,7 @@
 //! Kernel PCA through landmarks (maths §21): with every point a landmark it is kernel
 //! PCA; streamed in any chunks, or reduced from partial sums in any grouping, it is the
-//! in-memory fit; P-greedy landmarks beat random ones at equal r; refusals by name.
+//! in-memory fit; its sums are the same bits on one thread and two; P-greedy landmarks
+//! beat random ones at equal r; refusals by name.
 
 use oose::faer::{Mat, MatRef};
 use oose::kernel::{Epsilon, Kernel};
@@ -194,6 +195,43 @@ fn sums_reduce_in_any_grouping_to_the_same_model() {
         .add(&plan.sums(x.as_ref().subrows(0, 10)).unwrap())
         .unwrap();
     assert!(matches!(plan.finish(&short), Err(Error::Shape { .. })));
+}
+
+#[test]
+fn the_sums_are_the_same_bits_on_one_thread_and_two() {
+    // Several blocks of the plan's `chunk_rows` (≈ 10⁴ rows at r = 100), each summed in
+    // cache-sized pieces with a shorter last piece, and a shorter last block.
+    let x = roll(25_000, 5);
+    let p = NystromKpca {
+        n_components: 3,
+        n_landmarks: 100,
+        ..Default::default()
+    };
+    let rows = p.sample_rows(25_000);
+    let sample = Mat::from_fn(rows.len(), 3, |i, j| x[(rows[i], j)]);
+    let plan = p.plan(sample.as_ref(), &rows, 25_000).unwrap();
+    assert!(
+        plan.chunk_rows() < 12_500,
+        "{} rows a block",
+        plan.chunk_rows()
+    );
+    let sums = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| plan.sums(x.as_ref()).unwrap().to_bytes())
+    };
+    let one = sums(1);
+    assert_eq!(one, sums(2));
+    // And they are the sums: the model equals the in-memory fit's to rounding.
+    let fitted = plan
+        .finish(&oose::methods::kernel_pca::NystromSums::from_bytes(&one).unwrap())
+        .unwrap();
+    let whole = p.fit(x.as_ref()).unwrap();
+    for (a, b) in whole.eigenvalues().iter().zip(fitted.eigenvalues()) {
+        assert!((a - b).abs() <= 1e-12 * a, "{a} vs {b}");
+    }
 }
 
 #[test]
