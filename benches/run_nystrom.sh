@@ -7,7 +7,7 @@
 #  2. scale: `oose fit kpca --landmarks 500 --components 10` streamed from a .npy file
 #     of N = 10⁷ Swiss-roll points (wall time and peak RSS from /usr/bin/time), and at
 #     N = 10⁶ oose (Python, in memory) against scikit-learn's Nystroem(500) + PCA(10),
-#     three alternated runs of each (medians);
+#     NYSTROM_PAIRS (default 5) alternated runs of each (medians);
 #  3. the 10⁷ fit on a Dask LocalCluster (2 worker processes), embedding written with
 #     dask.array.to_npy_stack.
 # Set NYSTROM_N to change 10⁷ (e.g. 2000000 for a quick look). Environment:
@@ -32,9 +32,10 @@ eps=$(./target/release/oose info "$tmp/big.oose" | sed -n 's/^epsilon: //p')
 echo "oose CLI, N = $BIG, r = 500, d = 10: wall $wall, peak RSS $((rss / 1024)) MiB (epsilon $eps)"
 ./target/release/oose info "$tmp/big.oose" | grep -E "n_landmarks|missed_trace|eigenvalues"
 rm -f "$tmp/big_y.npy"
-# Three runs of each, alternated (the machine is shared: its speed drifts by 10 %
-# within minutes); medians and the ratio of the medians.
-for i in 1 2 3; do
+# NYSTROM_PAIRS runs of each, alternated (the machine is shared: its speed drifts by
+# 10 % within minutes, scikit-learn's more than oose's); medians and the ratio of the
+# medians.
+for i in $(seq "${NYSTROM_PAIRS:-5}"); do
   "$PY" benches/peers/nystrom_suite.py oose "$tmp/m.npy" 500 10 | tee -a "$tmp/oose_m.json"
   "$PY" benches/peers/nystrom_suite.py sklearn "$tmp/m.npy" 500 10 "$eps" | tee -a "$tmp/sk_m.json"
 done
@@ -42,7 +43,7 @@ done
 import json, statistics, sys
 o, s = ([json.loads(line) for line in open(p)] for p in sys.argv[1:])
 to, ts = (statistics.median(r["seconds"] for r in runs) for runs in (o, s))
-print(f"N = 10^6, medians of 3: oose {to:.2f} s (peak RSS {max(r['peak_rss_gib'] for r in o):.2f} GiB), "
+print(f"N = 10^6, medians of {len(o)}: oose {to:.2f} s (peak RSS {max(r['peak_rss_gib'] for r in o):.2f} GiB), "
       f"scikit-learn Nystroem+PCA {ts:.1f} s (peak RSS {max(r['peak_rss_gib'] for r in s):.2f} GiB): "
       f"oose {ts / to:.1f}x faster (target >= 5x); per pair "
       + ", ".join(f"{b['seconds'] / a['seconds']:.1f}x" for a, b in zip(o, s)))
