@@ -2,6 +2,15 @@ use super::*;
 use crate::rng::Rng;
 use faer::Mat;
 
+/// One coordinate: on a grid of `cells` integers (many exact ties) or standard normal.
+fn coordinate(r: &mut Rng, grid: bool, cells: f64) -> f64 {
+    if grid {
+        (r.uniform() * cells).floor()
+    } else {
+        r.normal()
+    }
+}
+
 /// Every query against brute force, on data with many exact ties (a coarse grid)
 /// and on continuous data, in dimensions served by the tree and by brute force.
 #[test]
@@ -15,13 +24,7 @@ fn queries_match_brute_force() {
         (3, 1000, true),
         (20, 300, false),
     ] {
-        let x = Mat::from_fn(n, dim, |_, _| {
-            if grid {
-                (r.uniform() * 6.0).floor()
-            } else {
-                r.normal()
-            }
-        });
+        let x = Mat::from_fn(n, dim, |_, _| coordinate(&mut r, grid, 6.0));
         let idx = PointIndex::new(x.as_ref());
         let r2: Vec<f64> = (0..n).map(|_| r.uniform() * 2.0).collect();
         let balls = PointIndex::with_balls(x.as_ref(), &r2);
@@ -31,15 +34,7 @@ fn queries_match_brute_force() {
             let qv: Vec<f64> = if q % 3 == 0 {
                 idx.row(q * 7 % n).to_vec()
             } else {
-                (0..dim)
-                    .map(|_| {
-                        if grid {
-                            (r.uniform() * 6.0).floor()
-                        } else {
-                            r.normal()
-                        }
-                    })
-                    .collect()
+                (0..dim).map(|_| coordinate(&mut r, grid, 6.0)).collect()
             };
             let all: Vec<f64> = (0..n).map(|i| sq_dist(&qv, idx.row(i))).collect();
             let mut sorted = all.clone();
@@ -90,13 +85,7 @@ fn mirror_group_matches_single_queries() {
         (3, 500, false),
         (17, 200, false),
     ] {
-        let draw = |r: &mut Rng| {
-            if grid {
-                (r.uniform() * 6.0).floor()
-            } else {
-                r.normal()
-            }
-        };
+        let draw = |r: &mut Rng| coordinate(r, grid, 6.0);
         let x = Mat::from_fn(n, dim, |_, _| draw(&mut r));
         let k = 7;
         let plain = PointIndex::new(x.as_ref());
@@ -150,13 +139,7 @@ fn grouped_kth_and_links_over_the_points_match_brute_force() {
         (3, 40, false),
         (18, 150, false),
     ] {
-        let x = Mat::from_fn(n, dim, |_, _| {
-            if grid {
-                (r.uniform() * 7.0).floor()
-            } else {
-                r.normal()
-            }
-        });
+        let x = Mat::from_fn(n, dim, |_, _| coordinate(&mut r, grid, 7.0));
         let k = 9.min(n);
         let idx = PointIndex::new(x.as_ref());
         let mut s = Scratch::default();
