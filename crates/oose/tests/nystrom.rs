@@ -3,11 +3,11 @@
 //! in-memory fit; its sums are the same bits on one thread and two; P-greedy landmarks
 //! beat random ones at equal r; refusals by name.
 
-use oose::faer::{Mat, MatRef};
+use oose::faer::{Mat, MatRef, Par};
 use oose::kernel::{Epsilon, Kernel};
 use oose::linalg::eigen::Solver;
 use oose::linalg::procrustes::orthogonal_procrustes;
-use oose::methods::kernel_pca::{InMemory, KernelPca, NystromKpca, Rows};
+use oose::methods::kernel_pca::{InMemory, KernelPca, NystromKpca, NystromPlan, Rows};
 use oose::methods::landmark_mds::{LandmarkMds, Landmarks};
 use oose::methods::OutOfSample;
 use oose::prelude::Error;
@@ -17,6 +17,13 @@ fn roll(n: usize, seed: u64) -> Mat<f64> {
 }
 
 /// ||A Q − B||_F / ||B||_F with the best orthogonal Q.
+/// The plan of `p` for the rows of `x`, from its sample of them.
+fn plan_of(p: &NystromKpca, x: MatRef<'_, f64>) -> NystromPlan {
+    let rows = p.sample_rows(x.nrows());
+    let sample = Mat::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)]);
+    p.plan(sample.as_ref(), &rows, x.nrows()).unwrap()
+}
+
 fn procrustes_error(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
     let q = orthogonal_procrustes(a, b).unwrap();
     (a * q - b).norm_l2() / b.norm_l2()
@@ -126,9 +133,7 @@ fn a_streamed_fit_in_any_chunks_is_the_in_memory_fit() {
     // `embed` (the fit's embedding pass, on reused per-thread buffers) gives each row the
     // bits `extend` gives it, also in a last block of one row: new points one more than
     // a block (the plan's own block size).
-    let rows = p.sample_rows(3000);
-    let sample = Mat::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)]);
-    let step = p.plan(sample.as_ref(), &rows, 3000).unwrap().chunk_rows();
+    let step = plan_of(&p, x.as_ref()).chunk_rows();
     let z = roll(step + 1, 7);
     let (by_embed, by_extend) = (
         whole.embed(z.as_ref()).unwrap(),
@@ -156,9 +161,7 @@ fn sums_reduce_in_any_grouping_to_the_same_model() {
         n_landmarks: 100,
         ..Default::default()
     };
-    let rows = p.sample_rows(2000);
-    let sample = Mat::from_fn(rows.len(), 3, |i, j| x[(rows[i], j)]);
-    let plan = p.plan(sample.as_ref(), &rows, 2000).unwrap();
+    let plan = plan_of(&p, x.as_ref());
     // Blocks of 500 reduced left to right, and blocks of 300 reduced pairwise.
     let mut a = plan.empty_sums();
     for s in (0..2000).step_by(500) {
@@ -205,11 +208,10 @@ fn the_sums_are_the_same_bits_on_one_thread_and_two() {
     let p = NystromKpca {
         n_components: 3,
         n_landmarks: 100,
+        centering: false,
         ..Default::default()
     };
-    let rows = p.sample_rows(25_000);
-    let sample = Mat::from_fn(rows.len(), 3, |i, j| x[(rows[i], j)]);
-    let plan = p.plan(sample.as_ref(), &rows, 25_000).unwrap();
+    let plan = plan_of(&p, x.as_ref());
     assert!(
         plan.chunk_rows() < 12_500,
         "{} rows a block",
@@ -220,17 +222,33 @@ fn the_sums_are_the_same_bits_on_one_thread_and_two() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| plan.sums(x.as_ref()).unwrap().to_bytes())
+            .install(|| plan.sums(x.as_ref()).unwrap())
     };
     let one = sums(1);
-    assert_eq!(one, sums(2));
-    // And they are the sums: the model equals the in-memory fit's to rounding.
-    let fitted = plan
-        .finish(&oose::methods::kernel_pca::NystromSums::from_bytes(&one).unwrap())
-        .unwrap();
-    let whole = p.fit(x.as_ref()).unwrap();
-    for (a, b) in whole.eigenvalues().iter().zip(fitted.eigenvalues()) {
-        assert!((a - b).abs() <= 1e-12 * a, "{a} vs {b}");
+    assert_eq!(one.to_bytes(), sums(2).to_bytes());
+    // And they are the sums, against the kernel rows formed in one piece by
+    // `Kernel::block_between` (uncentred: c₀ = 0): Σ c and Σ c cᵀ to rounding, and
+    // Σ k(x, x) = N for the gaussian kernel.
+    let fitted = plan.finish(&one).unwrap();
+    let k = fitted
+        .params()
+        .kernel
+        .block_between(x.as_ref(), fitted.landmarks(), Par::Seq);
+    let r = k.ncols();
+    assert_eq!((one.n, one.trace), (25_000, 25_000.0));
+    let first: Vec<f64> = (0..r).map(|j| k.col(j).iter().sum()).collect();
+    let top = first.iter().copied().fold(0.0, f64::max);
+    for (a, b) in one.first.iter().zip(&first) {
+        assert!((a - b).abs() <= 1e-12 * top, "{a} vs {b}");
+    }
+    let kk = k.transpose() * &k;
+    let second = one.second.view();
+    let top = kk.norm_max();
+    for j in 0..r {
+        for i in j..r {
+            let (a, b) = (second[(i, j)], kk[(i, j)]);
+            assert!((a - b).abs() <= 1e-12 * top, "({i}, {j}): {a} vs {b}");
+        }
     }
 }
 
