@@ -235,12 +235,7 @@ impl Kernel {
     /// Checks the parameters' domains (maths §1).
     pub fn validate(&self) -> Result<()> {
         match self.bandwidth() {
-            Some(Epsilon::Value(e)) if !(e.is_finite() && e > 0.0) => {
-                return Err(Error::param(
-                    "epsilon",
-                    format!("must be finite and > 0, got {e}"),
-                ));
-            }
+            Some(Epsilon::Value(e)) => crate::validate::positive("epsilon", e)?,
             Some(Epsilon::LogSlope) => {
                 return Err(Error::param(
                     "epsilon",

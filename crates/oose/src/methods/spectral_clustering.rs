@@ -187,9 +187,7 @@ impl SpectralClustering {
     /// Fits on the rows of `x`.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedSpectralClustering> {
         // One cluster (scikit-learn accepts it): ψ₀ alone, every point labelled 0.
-        if self.n_clusters < 1 {
-            return Err(Error::param("n_clusters", "must be at least 1, got 0"));
-        }
+        crate::validate::at_least_one("n_clusters", self.n_clusters)?;
         let c = self.n_clusters;
         if c > x.nrows() {
             return Err(Error::param(

@@ -146,8 +146,8 @@ impl Umap {
                 ),
             );
         }
-        if self.n_epochs == Some(0) {
-            return bad("n_epochs", "must be at least 1, got 0".into());
+        if let Some(epochs) = self.n_epochs {
+            validate::at_least_one("n_epochs", epochs)?;
         }
         validate::positive("learning_rate", self.learning_rate)?;
         validate::at_least_one("negative_sample_rate", self.negative_sample_rate)?;
