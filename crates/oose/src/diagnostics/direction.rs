@@ -20,6 +20,7 @@ use crate::kernel::bandwidth::median;
 use crate::model::method::Transient;
 use crate::neighbors::k_smallest;
 use faer::MatRef;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
@@ -157,7 +158,7 @@ impl Directions {
 }
 
 /// û_j of every row of `x`, row after row (the values of [`unit`]), and the norms
-/// ‖x_j − μ‖.
+/// ‖x_j − μ‖; rows shared among the threads (the same values whatever their number).
 fn all_units(x: MatRef<'_, f64>, mean: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let w = x.ncols();
     let mut units = crate::linalg::row_major(x);
@@ -165,7 +166,8 @@ fn all_units(x: MatRef<'_, f64>, mean: &[f64]) -> (Vec<f64>, Vec<f64>) {
         return (units, vec![0.0; x.nrows()]);
     }
     let norms = units
-        .chunks_exact_mut(w)
+        .par_chunks_exact_mut(w)
+        .with_min_len(1024)
         .map(|u| {
             u.iter_mut().zip(mean).for_each(|(v, m)| *v -= m);
             normalise(u)

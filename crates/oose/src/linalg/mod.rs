@@ -14,7 +14,8 @@ pub(crate) fn product(
 }
 
 /// The rows of `x` one after the other (row-major), copied by blocks of 64 rows: the
-/// reads run down the columns and the writes stay in the first-level cache.
+/// reads run down the columns and the writes stay in the first-level cache. The blocks
+/// are shared among the threads (a copy: the same values whatever their number).
 ///
 /// ```
 /// use oose::faer::Mat;
@@ -22,30 +23,34 @@ pub(crate) fn product(
 /// assert_eq!(oose::linalg::row_major(x.as_ref()), [0.0, 1.0, 2.0, 10.0, 11.0, 12.0]);
 /// ```
 pub fn row_major(x: faer::MatRef<'_, f64>) -> Vec<f64> {
+    use rayon::prelude::*;
     const BLOCK: usize = 64;
     let (n, w) = (x.nrows(), x.ncols());
     let mut out = vec![0.0; n * w];
     if w == 0 {
         return out;
     }
-    for (b, block) in out.chunks_mut(BLOCK * w).enumerate() {
-        let rows = block.len() / w;
-        for c in 0..w {
-            let col = x.col(c).subrows(b * BLOCK, rows);
-            match col.try_as_col_major() {
-                Some(col) => {
-                    for (i, v) in col.as_slice().iter().enumerate() {
-                        block[i * w + c] = *v;
+    out.par_chunks_mut(BLOCK * w)
+        .enumerate()
+        .with_min_len(16)
+        .for_each(|(b, block)| {
+            let rows = block.len() / w;
+            for c in 0..w {
+                let col = x.col(c).subrows(b * BLOCK, rows);
+                match col.try_as_col_major() {
+                    Some(col) => {
+                        for (i, v) in col.as_slice().iter().enumerate() {
+                            block[i * w + c] = *v;
+                        }
                     }
-                }
-                None => {
-                    for (i, v) in col.iter().enumerate() {
-                        block[i * w + c] = *v;
+                    None => {
+                        for (i, v) in col.iter().enumerate() {
+                            block[i * w + c] = *v;
+                        }
                     }
                 }
             }
-        }
-    }
+        });
     out
 }
 
@@ -139,7 +144,7 @@ mod tests {
 
     #[test]
     fn row_major_copies_every_layout_and_a_partial_last_block() {
-        for (n, w) in [(0, 3), (5, 0), (1, 1), (64, 3), (130, 7)] {
+        for (n, w) in [(0, 3), (5, 0), (1, 1), (64, 3), (130, 7), (2100, 5)] {
             let x = Mat::from_fn(n, w, |i, j| (i * 1000 + j) as f64);
             let want: Vec<f64> = (0..n * w).map(|t| x[(t / w, t % w)]).collect();
             assert_eq!(super::row_major(x.as_ref()), want, "{n}×{w}");

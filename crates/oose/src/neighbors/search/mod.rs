@@ -128,94 +128,30 @@ impl GraphIndex {
     /// [`GraphIndex::new`] with row i's list given by `list(i)`. Built on a model's
     /// first extension (on every one of the CLI's), so built from flat arrays filled
     /// by counting rather than a growing list per point, with a sorted table of row
-    /// hashes rather than a hash map of lists.
+    /// hashes rather than a hash map of lists; the edges on one thread while the rows
+    /// are copied and hashed on another.
     fn from_lists<'a>(
         x: MatRef<'_, f64>,
-        list: impl Fn(usize) -> &'a [u32],
+        list: impl Fn(usize) -> &'a [u32] + Sync,
         seed: u64,
     ) -> GraphIndex {
-        let (n, w) = (x.nrows(), x.ncols());
-        // Each point's edges both ways, in flat arrays: its segment holds its own list,
-        // then the points whose lists hold it, in increasing order (filled by
-        // increasing i); the list is sorted and the two merged without repeats.
-        let mut start = vec![0usize; n + 1];
-        for i in 0..n {
-            start[i + 1] += list(i).len();
-            for &j in list(i) {
-                start[j as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut adjacent = vec![0u32; start[n]];
-        let mut fill: Vec<usize> = (0..n)
-            .map(|i| {
-                let own = list(i);
-                adjacent[start[i]..start[i] + own.len()].copy_from_slice(own);
-                start[i] + own.len()
-            })
-            .collect();
-        for i in 0..n {
-            for &j in list(i) {
-                adjacent[fill[j as usize]] = i as u32;
-                fill[j as usize] += 1;
-            }
-        }
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0);
-        let mut len = 0;
-        let mut own = Vec::new();
-        for i in 0..n {
-            let (mid, to) = (start[i] + list(i).len(), start[i + 1]);
-            own.clear();
-            own.extend_from_slice(&adjacent[start[i]..mid]);
-            own.sort_unstable();
-            let (mut a, mut b) = (0, mid);
-            let mut last = None;
-            while a < own.len() || b < to {
-                let v = if b == to || (a < own.len() && own[a] <= adjacent[b]) {
-                    a += 1;
-                    own[a - 1]
-                } else {
-                    b += 1;
-                    adjacent[b - 1]
-                };
-                // In place: with c values taken, the write lands at or before
-                // start[i] + c − 1 ≤ b − 1 (a ≤ own.len()), an entry already read.
-                if last != Some(v) {
-                    adjacent[len] = v;
-                    len += 1;
-                    last = Some(v);
-                }
-            }
-            offsets.push(len);
-        }
-        adjacent.truncate(len);
+        let n = x.nrows();
+        let ((offsets, adjacent), (rows_x, rows, order)) =
+            rayon::join(|| both_ways(n, &list), || hashed_rows(x));
         let mut seeds: Vec<u32> = Rng::new(seed)
             .sample_indices(n, SEEDS.min(n))
             .into_iter()
             .map(|i| i as u32)
             .collect();
         seeds.sort_unstable();
-        let rows_x = crate::linalg::row_major(x);
-        let mut rows: Vec<(u64, u32)> = (0..n)
-            .map(|i| {
-                (
-                    row_hash(rows_x[i * w..(i + 1) * w].iter().copied()),
-                    i as u32,
-                )
-            })
-            .collect();
-        rows.sort_unstable();
         GraphIndex {
             x: rows_x,
-            width: w,
+            width: x.ncols(),
             offsets,
             adjacent,
             seeds,
             rows,
-            order: batch_order(x),
+            order,
         }
     }
 
@@ -429,6 +365,88 @@ impl GraphIndex {
             pool.iter().map(|c| c.0 .0.sqrt()).collect(),
         )
     }
+}
+
+/// Each of `n` points' edges both ways (`list(i)`: row i's list), as offsets into one
+/// flat array: a point's segment holds its own list and the points whose lists hold
+/// it, merged in increasing order without repeats.
+fn both_ways<'a>(n: usize, list: impl Fn(usize) -> &'a [u32]) -> (Vec<usize>, Vec<u32>) {
+    // Counted first: a segment holds the point's own list, then the points whose lists
+    // hold it, in increasing order (filled by increasing i); the list is sorted and the
+    // two merged without repeats.
+    let mut start = vec![0usize; n + 1];
+    for i in 0..n {
+        start[i + 1] += list(i).len();
+        for &j in list(i) {
+            start[j as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut adjacent = vec![0u32; start[n]];
+    let mut fill: Vec<usize> = (0..n)
+        .map(|i| {
+            let own = list(i);
+            adjacent[start[i]..start[i] + own.len()].copy_from_slice(own);
+            start[i] + own.len()
+        })
+        .collect();
+    for i in 0..n {
+        for &j in list(i) {
+            adjacent[fill[j as usize]] = i as u32;
+            fill[j as usize] += 1;
+        }
+    }
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0);
+    let mut len = 0;
+    let mut own = Vec::new();
+    for i in 0..n {
+        let (mid, to) = (start[i] + list(i).len(), start[i + 1]);
+        own.clear();
+        own.extend_from_slice(&adjacent[start[i]..mid]);
+        own.sort_unstable();
+        let (mut a, mut b) = (0, mid);
+        let mut last = None;
+        while a < own.len() || b < to {
+            let v = if b == to || (a < own.len() && own[a] <= adjacent[b]) {
+                a += 1;
+                own[a - 1]
+            } else {
+                b += 1;
+                adjacent[b - 1]
+            };
+            // In place: with c values taken, the write lands at or before
+            // start[i] + c − 1 ≤ b − 1 (a ≤ own.len()), an entry already read.
+            if last != Some(v) {
+                adjacent[len] = v;
+                len += 1;
+                last = Some(v);
+            }
+        }
+        offsets.push(len);
+    }
+    adjacent.truncate(len);
+    (offsets, adjacent)
+}
+
+/// The rows of `x` row-major, the sorted table of (hash of a row's bits, row) and the
+/// batch order of [`batch_order`].
+#[allow(clippy::type_complexity)]
+fn hashed_rows(x: MatRef<'_, f64>) -> (Vec<f64>, Vec<(u64, u32)>, (usize, usize, f64)) {
+    let w = x.ncols();
+    let rows_x = crate::linalg::row_major(x);
+    let mut rows: Vec<(u64, u32)> = (0..x.nrows())
+        .map(|i| {
+            (
+                row_hash(rows_x[i * w..(i + 1) * w].iter().copied()),
+                i as u32,
+            )
+        })
+        .collect();
+    rows.sort_unstable();
+    (rows_x, rows, batch_order(x))
 }
 
 /// The columns of largest and second largest variance of `x` and half the standard

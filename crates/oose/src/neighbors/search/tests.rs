@@ -189,3 +189,23 @@ fn the_kept_list_expands_as_two_heaps_do_on_every_path() {
         }
     }
 }
+
+#[test]
+fn the_index_is_the_same_on_one_thread_and_two() {
+    // Edges on one thread while the rows are copied (in blocks shared among the
+    // threads) and hashed on another: 5000 rows are 79 blocks of the copy.
+    let mut rng = Rng::new(17);
+    let x = Mat::from_fn(5000, 20, |i, _| (i % 7) as f64 + rng.normal());
+    let (graph, _) = knn_brute(x.as_ref(), x.as_ref(), 10, true);
+    let on = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| GraphIndex::new(x.as_ref(), &graph, 2))
+    };
+    let (one, two) = (on(1), on(2));
+    assert_eq!(one, two);
+    assert_eq!(one.x, crate::linalg::row_major(x.as_ref()));
+    assert_eq!((one.rows.len(), one.offsets.len()), (5000, 5001));
+}
