@@ -603,6 +603,14 @@ fn fixtures() -> Vec<Fixture> {
             z,
             true,
         ),
+        // Format 7 (0.5.0): the same model, its training points written once (the
+        // novelty score's copy is the method's).
+        fix(
+            "kpca-novelty-v7",
+            kpca(gauss(1.5), true, Solver::Dense).fit(x).unwrap().into(),
+            z,
+            true,
+        ),
         // 0.5.0: kernel PCA through landmarks, and P-greedy landmarks (no new format).
         fix(
             "kpca-nystrom",

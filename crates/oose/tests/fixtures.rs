@@ -206,3 +206,22 @@ fn a_field_added_in_format_5_takes_its_default_in_older_files() {
     );
     assert_eq!(Model::from_bytes(&again).unwrap(), old);
 }
+
+#[test]
+fn format_7_writes_the_training_points_once() {
+    // The same fit, written in format 6 (the novelty score's copy of the training
+    // points beside the method's) and in format 7 (the method's alone): the same model,
+    // 80 × 3 values and a byte of their count fewer.
+    let read = |name: &str| std::fs::read(dir().join(name).with_extension("oose")).unwrap();
+    let (v6, v7) = (read("kpca-novelty-v6"), read("kpca-novelty-v7"));
+    let version = |b: &[u8]| u32::from_le_bytes(b[8..12].try_into().unwrap());
+    assert_eq!((version(&v6), version(&v7)), (6, 7));
+    assert_eq!(v6.len() - v7.len(), 80 * 3 * 8 + 1);
+    let (m6, m7) = (
+        Model::from_bytes(&v6).unwrap(),
+        Model::from_bytes(&v7).unwrap(),
+    );
+    assert_eq!(m6, m7);
+    assert_eq!(m7.novelty().unwrap().len(), 80);
+    assert_eq!(m6.to_bytes(), v7);
+}

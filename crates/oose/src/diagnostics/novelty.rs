@@ -382,6 +382,50 @@ impl Novelty {
             })
     }
 
+    /// This score without its copy of the training points, where that copy is bitwise
+    /// `x` (a model file then stores the points once, with the method: format 7); `None`
+    /// where it is not.
+    pub(crate) fn without_points_of(&self, x: MatRef<'_, f64>) -> Option<Novelty> {
+        let same = self.reference == Reference::Points
+            && self.points.is_shape(x.nrows(), x.ncols())
+            && (0..x.ncols()).all(|j| {
+                let col = self.points.col(j);
+                match x.col(j).try_as_col_major() {
+                    Some(c) => c
+                        .as_slice()
+                        .iter()
+                        .zip(col)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    None => x
+                        .col(j)
+                        .iter()
+                        .zip(col)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                }
+            });
+        same.then(|| Novelty {
+            k: self.k,
+            reference: self.reference,
+            points: StoredMat::default(),
+            spread: self.spread.clone(),
+            typical_spread: self.typical_spread,
+            calibration: self.calibration.clone(),
+            alpha: self.alpha,
+            directions: self.directions.clone(),
+        })
+    }
+
+    /// Whether this is a score read without its points (see
+    /// [`Novelty::without_points_of`]): a point reference holding no point.
+    pub(crate) fn lacks_points(&self) -> bool {
+        self.reference == Reference::Points && self.points.nrows() == 0 && !self.is_empty()
+    }
+
+    /// Gives a score read without its points the training points `x` back.
+    pub(crate) fn restore_points(&mut self, x: MatRef<'_, f64>) {
+        self.points = StoredMat::from_mat(x);
+    }
+
     /// The number of training objects scored against.
     pub fn len(&self) -> usize {
         self.spread.len()

@@ -3,12 +3,12 @@
 use super::{check_annotations, finite, params, FittedMethod, MethodInfo, Model, Novelty, Values};
 use crate::error::{ModelError, Result};
 use crate::metric::Metric;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Magic bytes at the start of every model file.
 pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
 /// Newest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 
 thread_local! {
@@ -85,6 +85,18 @@ struct ModelV3 {
     annotations: Vec<(String, String)>,
 }
 
+/// A payload as written (format 7): a [`Model`]'s fields in their order, the novelty
+/// score without its copy of the training points where that copy is the method's own
+/// (the reader gives it back: [`Model::from_bytes`]). The same bytes as the model's
+/// own encoding otherwise (test).
+#[derive(Serialize)]
+struct Written<'a> {
+    method: &'a FittedMethod,
+    novelty: Option<&'a Novelty>,
+    annotations: &'a [(String, String)],
+    metric: &'a Metric,
+}
+
 impl Model {
     /// Encodes the model with header and checksum.
     ///
@@ -98,8 +110,20 @@ impl Model {
     /// assert!(Model::from_bytes(&bytes[..bytes.len() - 1]).is_err());
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
+        // The training points once: a method that keeps them holds the copy the
+        // novelty score was fitted on (half of a t-SNE or UMAP model file).
+        let slim = match (&self.novelty, self.fitted().training_points()) {
+            (Some(n), Some(x)) => n.without_points_of(x),
+            _ => None,
+        };
+        let written = Written {
+            method: &self.method,
+            novelty: slim.as_ref().or(self.novelty.as_ref()),
+            annotations: &self.annotations,
+            metric: &self.metric,
+        };
         let payload =
-            postcard::to_allocvec(self).expect("serialising a model to memory cannot fail");
+            postcard::to_allocvec(&written).expect("serialising a model to memory cannot fail");
         let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -203,7 +227,11 @@ impl Model {
                 preimage_scale: Default::default(),
             }
         } else {
-            whole(payload)?
+            let mut m: Model = whole(payload)?;
+            if version >= 7 {
+                m.restore_novelty_points()?;
+            }
+            m
         };
         // Parameters first (their errors name them), then the sizes they imply.
         model.check_payload()?;
@@ -215,6 +243,29 @@ impl Model {
             );
         }
         Ok(model)
+    }
+
+    /// Gives a novelty score written without its points (format 7) the method's
+    /// training points, which it was fitted on.
+    fn restore_novelty_points(&mut self) -> Result<()> {
+        let Some(n) = self.novelty.as_mut().filter(|n| n.lacks_points()) else {
+            return Ok(());
+        };
+        match self.method.fitted().training_points() {
+            Some(x) if x.nrows() == n.len() => {
+                n.restore_points(x);
+                Ok(())
+            }
+            _ => Err(ModelError::Corrupted(format!(
+                "the novelty score's {} points are the method's, which keeps {}",
+                n.len(),
+                self.method
+                    .fitted()
+                    .training_points()
+                    .map_or("none".to_string(), |x| x.nrows().to_string())
+            ))
+            .into()),
+        }
     }
 
     /// What a decoded payload must satisfy beyond its sizes (a file written by someone
@@ -264,5 +315,88 @@ impl Model {
         }
         (info.resolve)(&v).map_err(|e| ModelError::Corrupted(format!("invalid parameter: {e}")))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::isomap::Isomap;
+
+    fn payload(m: &Model) -> Vec<u8> {
+        m.to_bytes()[HEADER_LEN..].to_vec()
+    }
+
+    /// A file of `written` in the current format, with a valid header.
+    fn file(written: &Written<'_>) -> Vec<u8> {
+        let payload = postcard::to_allocvec(written).unwrap();
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&checksum(FORMAT_VERSION, &payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    #[test]
+    fn the_training_points_are_written_once_and_read_back() {
+        let x = crate::datasets::s_curve(60, 0.05, 3).points;
+        let m: Model = Isomap::default().fit(x.as_ref()).unwrap().into();
+        let nov = m.novelty().expect("a score on the training points");
+        assert_eq!(nov.len(), 60);
+        // The model's own encoding holds them twice; the file once: 60·3 values fewer,
+        // and one byte of their count (180 takes two bytes as a varint, 0 one).
+        let full = postcard::to_allocvec(&m).unwrap();
+        assert_eq!(full.len() - payload(&m).len(), 60 * 3 * 8 + 1);
+        let back = Model::from_bytes(&m.to_bytes()).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.to_bytes(), m.to_bytes());
+        // Without a score, or with one on other points, the file is the model's own
+        // encoding: the written fields are the model's, in its order.
+        let mut plain = m.clone();
+        plain.novelty = None;
+        assert_eq!(payload(&plain), postcard::to_allocvec(&plain).unwrap());
+        let mut other = m.clone();
+        other.novelty = Novelty::fit(x.as_ref().subrows(0, 59));
+        assert_eq!(payload(&other), postcard::to_allocvec(&other).unwrap());
+        assert_eq!(Model::from_bytes(&other.to_bytes()).unwrap(), other);
+        // A -0.0 where the method keeps 0.0 is another point: written out.
+        let mut signed = x.clone();
+        signed[(0, 0)] = 0.0;
+        let mut zero: Model = Isomap::default().fit(signed.as_ref()).unwrap().into();
+        signed[(0, 0)] = -0.0;
+        zero.novelty = Novelty::fit(signed.as_ref());
+        assert_eq!(payload(&zero), postcard::to_allocvec(&zero).unwrap());
+    }
+
+    #[test]
+    fn a_score_without_points_needs_the_methods_points_of_its_size() {
+        let x = crate::datasets::s_curve(60, 0.05, 3).points;
+        let m: Model = Isomap::default().fit(x.as_ref()).unwrap().into();
+        // A score of 50 points written without them, into a method that keeps 60.
+        let small = Novelty::fit(x.as_ref().subrows(0, 50)).unwrap();
+        let slim = small.without_points_of(x.as_ref().subrows(0, 50)).unwrap();
+        assert!(slim.lacks_points());
+        let bytes = file(&Written {
+            method: &m.method,
+            novelty: Some(&slim),
+            annotations: &[],
+            metric: &Metric::Euclidean,
+        });
+        let e = Model::from_bytes(&bytes).unwrap_err().to_string();
+        assert!(
+            e.contains("the novelty score's 50 points are the method's, which keeps 60"),
+            "{e}"
+        );
+        // With the sizes agreeing it reads, and scores as the score with its points.
+        let whole = Novelty::fit(x.as_ref()).unwrap();
+        let slim = whole.without_points_of(x.as_ref()).unwrap();
+        let bytes = file(&Written {
+            method: &m.method,
+            novelty: Some(&slim),
+            annotations: &[],
+            metric: &Metric::Euclidean,
+        });
+        assert_eq!(Model::from_bytes(&bytes).unwrap().novelty(), Some(&whole));
     }
 }
