@@ -41,6 +41,7 @@ use crate::neighbors::{k_smallest, knn};
 use faer::MatRef;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// Neighbours per score (k).
 pub const NEIGHBOURS: usize = 10;
@@ -78,6 +79,20 @@ pub struct Novelty {
     /// versions score as they did: the Euclidean score alone).
     #[serde(default, deserialize_with = "crate::model::added_in::<6, _, _>")]
     directions: Option<Directions>,
+}
+
+/// A [`Novelty`]'s fields as a model file holds them (see [`Novelty::written`]): the
+/// same names, types and order, so the same bytes where the points are the score's.
+#[derive(Serialize)]
+pub(crate) struct Written<'a> {
+    k: usize,
+    reference: Reference,
+    points: Cow<'a, StoredMat>,
+    spread: &'a [f64],
+    typical_spread: f64,
+    calibration: &'a [f64],
+    alpha: f64,
+    directions: &'a Option<Directions>,
 }
 
 /// A novelty score fitted by a method from its own kNN graph, handed once to the model
@@ -382,41 +397,39 @@ impl Novelty {
             })
     }
 
-    /// This score without its copy of the training points, where that copy is bitwise
-    /// `x` (a model file then stores the points once, with the method: format 7); `None`
-    /// where it is not.
-    pub(crate) fn without_points_of(&self, x: MatRef<'_, f64>) -> Option<Novelty> {
-        let same = self.reference == Reference::Points
-            && self.points.is_shape(x.nrows(), x.ncols())
-            && (0..x.ncols()).all(|j| {
-                let col = self.points.col(j);
-                match x.col(j).try_as_col_major() {
-                    Some(c) => c
-                        .as_slice()
+    /// This score as a model file writes it: its fields in their order, its copy of
+    /// the training points left out (an empty matrix) where that copy is bitwise
+    /// `method_points`, the points the method keeps (format 7: the reader gives them
+    /// back); borrowed, nothing copied.
+    pub(crate) fn written(&self, method_points: Option<MatRef<'_, f64>>) -> Written<'_> {
+        let shared = method_points.is_some_and(|x| {
+            self.reference == Reference::Points
+                && self.points.is_shape(x.nrows(), x.ncols())
+                && (0..x.ncols()).all(|j| {
+                    x.col(j)
                         .iter()
-                        .zip(col)
-                        .all(|(a, b)| a.to_bits() == b.to_bits()),
-                    None => x
-                        .col(j)
-                        .iter()
-                        .zip(col)
-                        .all(|(a, b)| a.to_bits() == b.to_bits()),
-                }
-            });
-        same.then(|| Novelty {
+                        .zip(self.points.col(j))
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                })
+        });
+        Written {
             k: self.k,
             reference: self.reference,
-            points: StoredMat::default(),
-            spread: self.spread.clone(),
+            points: if shared {
+                Cow::Owned(StoredMat::default())
+            } else {
+                Cow::Borrowed(&self.points)
+            },
+            spread: &self.spread,
             typical_spread: self.typical_spread,
-            calibration: self.calibration.clone(),
+            calibration: &self.calibration,
             alpha: self.alpha,
-            directions: self.directions.clone(),
-        })
+            directions: &self.directions,
+        }
     }
 
-    /// Whether this is a score read without its points (see
-    /// [`Novelty::without_points_of`]): a point reference holding no point.
+    /// Whether this is a score read without its points (see [`Novelty::written`]): a
+    /// point reference holding no point.
     pub(crate) fn lacks_points(&self) -> bool {
         self.reference == Reference::Points && self.points.nrows() == 0 && !self.is_empty()
     }

@@ -1,6 +1,7 @@
 //! The model file: header, checksum, and the readers of every format version.
 
 use super::{check_annotations, finite, params, FittedMethod, MethodInfo, Model, Novelty, Values};
+use crate::diagnostics::novelty;
 use crate::error::{ModelError, Result};
 use crate::metric::Metric;
 use serde::{Deserialize, Serialize};
@@ -92,7 +93,7 @@ struct ModelV3 {
 #[derive(Serialize)]
 struct Written<'a> {
     method: &'a FittedMethod,
-    novelty: Option<&'a Novelty>,
+    novelty: Option<novelty::Written<'a>>,
     annotations: &'a [(String, String)],
     metric: &'a Metric,
 }
@@ -112,13 +113,10 @@ impl Model {
     pub fn to_bytes(&self) -> Vec<u8> {
         // The training points once: a method that keeps them holds the copy the
         // novelty score was fitted on (half of a t-SNE or UMAP model file).
-        let slim = match (&self.novelty, self.fitted().training_points()) {
-            (Some(n), Some(x)) => n.without_points_of(x),
-            _ => None,
-        };
+        let points = self.fitted().training_points();
         let written = Written {
             method: &self.method,
-            novelty: slim.as_ref().or(self.novelty.as_ref()),
+            novelty: self.novelty.as_ref().map(|n| n.written(points)),
             annotations: &self.annotations,
             metric: &self.metric,
         };
@@ -375,11 +373,9 @@ mod tests {
         let m: Model = Isomap::default().fit(x.as_ref()).unwrap().into();
         // A score of 50 points written without them, into a method that keeps 60.
         let small = Novelty::fit(x.as_ref().subrows(0, 50)).unwrap();
-        let slim = small.without_points_of(x.as_ref().subrows(0, 50)).unwrap();
-        assert!(slim.lacks_points());
         let bytes = file(&Written {
             method: &m.method,
-            novelty: Some(&slim),
+            novelty: Some(small.written(Some(x.as_ref().subrows(0, 50)))),
             annotations: &[],
             metric: &Metric::Euclidean,
         });
@@ -390,10 +386,9 @@ mod tests {
         );
         // With the sizes agreeing it reads, and scores as the score with its points.
         let whole = Novelty::fit(x.as_ref()).unwrap();
-        let slim = whole.without_points_of(x.as_ref()).unwrap();
         let bytes = file(&Written {
             method: &m.method,
-            novelty: Some(&slim),
+            novelty: Some(whole.written(Some(x.as_ref()))),
             annotations: &[],
             metric: &Metric::Euclidean,
         });
