@@ -114,18 +114,30 @@ impl Directions {
         Some((part, loo))
     }
 
+    /// The training points' directions û_j, row after row, formed from `x` (the points
+    /// the part was fitted on) on the first call, with every thread. Called before a
+    /// parallel region, not inside one: a thread of the pool waiting there on another's
+    /// first call could be handed work that makes the same call (a deadlock).
+    pub(crate) fn units(&self, x: MatRef<'_, f64>) -> &[f64] {
+        self.units.0.get_or_init(|| all_units(x, &self.mean).0)
+    }
+
+    /// Whether the directions have been formed (tests).
+    #[cfg(test)]
+    pub(super) fn formed(&self) -> bool {
+        self.units.0.get().is_some()
+    }
+
     /// cs(z) in the data's units (R · cs) of the point `z` with Euclidean candidates
-    /// `candidates` (rows of `x`, the training points the part was fitted on: their
-    /// directions are formed from it on the first call).
+    /// `candidates` (indices of training points; `units` from [`Directions::units`]).
     pub(crate) fn score(
         &self,
-        x: MatRef<'_, f64>,
+        units: &[f64],
         z: impl Iterator<Item = f64>,
         candidates: &[usize],
         k: usize,
     ) -> f64 {
         let u = unit(z, &self.mean);
-        let units = self.units.0.get_or_init(|| all_units(x, &self.mean).0);
         let w = self.mean.len();
         let (nb, c) = nearest_directions(
             &u,

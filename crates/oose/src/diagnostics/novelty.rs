@@ -340,6 +340,11 @@ impl Novelty {
             }
         };
         let k = self.k;
+        // The directions formed (on first use) before the rows go parallel.
+        let units = self
+            .directions
+            .as_ref()
+            .map(|part| (part, part.units(self.points.view())));
         // Rows in parallel: each row's score is its own, in any order.
         let novelty: Vec<f64> = idx
             .par_iter()
@@ -350,10 +355,9 @@ impl Novelty {
                 let nb = &nb[..wanted.min(nb.len())];
                 let k = k.min(nb.len());
                 let e = score_of(mean(&d[..k]), &nb[..k], &self.spread, self.typical_spread);
-                match &self.directions {
-                    Some(part) => {
-                        let c = part.score(self.points.view(), new.row(i).iter().copied(), nb, k);
-                        combine(e, c)
+                match units {
+                    Some((part, units)) => {
+                        combine(e, part.score(units, new.row(i).iter().copied(), nb, k))
                     }
                     None => e,
                 }
@@ -554,6 +558,27 @@ mod tests {
     use super::*;
     use crate::datasets::three_d_clusters;
     use faer::Mat;
+
+    #[test]
+    fn a_decoded_score_forms_its_directions_before_the_rows_go_parallel() {
+        // Decoded, the directions are not formed yet: the first score forms them (with
+        // every thread) and then scores 3000 rows in parallel on eight threads, as the
+        // fitted score does with the directions it formed at the fit.
+        let x = three_d_clusters(2000, 3, 4).points;
+        let z = three_d_clusters(3000, 3, 5).points;
+        let fitted = Novelty::fit(x.as_ref()).unwrap();
+        assert!(fitted.directions.is_some());
+        let decoded: Novelty =
+            postcard::from_bytes(&postcard::to_allocvec(&fitted).unwrap()).unwrap();
+        assert!(!decoded.directions.as_ref().unwrap().formed());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(8)
+            .build()
+            .unwrap();
+        let got = pool.install(|| decoded.score(z.as_ref(), None)).unwrap();
+        assert_eq!(got, fitted.score(z.as_ref(), None).unwrap());
+        assert!(decoded.directions.as_ref().unwrap().formed());
+    }
 
     #[test]
     fn pvalue_counts_calibration_scores_at_least_as_large() {

@@ -100,10 +100,14 @@ pub struct GraphIndex {
     seeds: Vec<u32>,
     /// (hash of a row's bits, row), sorted.
     rows: Vec<(u64, u32)>,
-    /// The order a batch is searched in: by cells of width `cell` along the training
-    /// points' column of largest variance, then along the second largest (see `search`).
-    order: (usize, usize, f64),
+    /// The order a batch is searched in (see `search`).
+    order: Order,
 }
+
+/// Where a batch's rows are walked in turn: by cells of width `cell` (the third) along
+/// the training points' column of largest variance (the first), then along the second
+/// largest (the second).
+type Order = (usize, usize, f64);
 
 pub(crate) fn row_hash(r: impl Iterator<Item = f64>) -> u64 {
     let mut h: u64 = 0xCBF2_9CE4_8422_2325;
@@ -371,9 +375,8 @@ impl GraphIndex {
 /// flat array: a point's segment holds its own list and the points whose lists hold
 /// it, merged in increasing order without repeats.
 fn both_ways<'a>(n: usize, list: impl Fn(usize) -> &'a [u32]) -> (Vec<usize>, Vec<u32>) {
-    // Counted first: a segment holds the point's own list, then the points whose lists
-    // hold it, in increasing order (filled by increasing i); the list is sorted and the
-    // two merged without repeats.
+    // Segments sized by counting, then filled: the own list, then the listing points
+    // (increasing, as i increases); then each segment's two parts merged in place.
     let mut start = vec![0usize; n + 1];
     for i in 0..n {
         start[i + 1] += list(i).len();
@@ -433,8 +436,7 @@ fn both_ways<'a>(n: usize, list: impl Fn(usize) -> &'a [u32]) -> (Vec<usize>, Ve
 
 /// The rows of `x` row-major, the sorted table of (hash of a row's bits, row) and the
 /// batch order of [`batch_order`].
-#[allow(clippy::type_complexity)]
-fn hashed_rows(x: MatRef<'_, f64>) -> (Vec<f64>, Vec<(u64, u32)>, (usize, usize, f64)) {
+fn hashed_rows(x: MatRef<'_, f64>) -> (Vec<f64>, Vec<(u64, u32)>, Order) {
     let w = x.ncols();
     let rows_x = crate::linalg::row_major(x);
     let mut rows: Vec<(u64, u32)> = (0..x.nrows())
@@ -451,7 +453,7 @@ fn hashed_rows(x: MatRef<'_, f64>) -> (Vec<f64>, Vec<(u64, u32)>, (usize, usize,
 
 /// The columns of largest and second largest variance of `x` and half the standard
 /// deviation of the first: the cells [`GraphIndex::search`] orders a batch by.
-fn batch_order(x: MatRef<'_, f64>) -> (usize, usize, f64) {
+fn batch_order(x: MatRef<'_, f64>) -> Order {
     let n = x.nrows().max(1) as f64;
     let var = |c: usize| {
         let mean = x.col(c).iter().sum::<f64>() / n;
