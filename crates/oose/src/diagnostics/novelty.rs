@@ -340,10 +340,12 @@ impl Novelty {
             }
         };
         let k = self.k;
-        // The directions formed (on first use) before the rows go parallel.
+        // The directions formed (on first use, and not for no rows) before the rows go
+        // parallel.
         let units = self
             .directions
             .as_ref()
+            .filter(|_| !idx.is_empty())
             .map(|part| (part, part.units(self.points.view())));
         // Rows in parallel: each row's score is its own, in any order.
         let novelty: Vec<f64> = idx

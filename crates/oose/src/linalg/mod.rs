@@ -14,8 +14,10 @@ pub(crate) fn product(
 }
 
 /// The rows of `x` one after the other (row-major), copied by blocks of 64 rows: the
-/// reads run down the columns and the writes stay in the first-level cache. The blocks
-/// are shared among the threads (a copy: the same values whatever their number).
+/// reads run down the columns and the writes stay in the first-level cache. From 2¹⁶
+/// values the blocks are shared among the threads (a copy: the same values whatever
+/// their number); below, the copy stays on the calling thread (handing a small copy
+/// to the pool would cost more than the copy: Python's results of one row).
 ///
 /// ```
 /// use oose::faer::Mat;
@@ -30,27 +32,32 @@ pub fn row_major(x: faer::MatRef<'_, f64>) -> Vec<f64> {
     if w == 0 {
         return out;
     }
-    out.par_chunks_mut(BLOCK * w)
-        .enumerate()
-        .with_min_len(16)
-        .for_each(|(b, block)| {
-            let rows = block.len() / w;
-            for c in 0..w {
-                let col = x.col(c).subrows(b * BLOCK, rows);
-                match col.try_as_col_major() {
-                    Some(col) => {
-                        for (i, v) in col.as_slice().iter().enumerate() {
-                            block[i * w + c] = *v;
-                        }
+    let copy = |(b, block): (usize, &mut [f64])| {
+        let rows = block.len() / w;
+        for c in 0..w {
+            let col = x.col(c).subrows(b * BLOCK, rows);
+            match col.try_as_col_major() {
+                Some(col) => {
+                    for (i, v) in col.as_slice().iter().enumerate() {
+                        block[i * w + c] = *v;
                     }
-                    None => {
-                        for (i, v) in col.iter().enumerate() {
-                            block[i * w + c] = *v;
-                        }
+                }
+                None => {
+                    for (i, v) in col.iter().enumerate() {
+                        block[i * w + c] = *v;
                     }
                 }
             }
-        });
+        }
+    };
+    if n * w < 1 << 16 {
+        out.chunks_mut(BLOCK * w).enumerate().for_each(copy);
+    } else {
+        out.par_chunks_mut(BLOCK * w)
+            .enumerate()
+            .with_min_len(16)
+            .for_each(copy);
+    }
     out
 }
 
@@ -144,7 +151,7 @@ mod tests {
 
     #[test]
     fn row_major_copies_every_layout_and_a_partial_last_block() {
-        for (n, w) in [(0, 3), (5, 0), (1, 1), (64, 3), (130, 7), (2100, 5)] {
+        for (n, w) in [(0, 3), (5, 0), (1, 1), (64, 3), (130, 7), (2100, 40)] {
             let x = Mat::from_fn(n, w, |i, j| (i * 1000 + j) as f64);
             let want: Vec<f64> = (0..n * w).map(|t| x[(t / w, t % w)]).collect();
             assert_eq!(super::row_major(x.as_ref()), want, "{n}×{w}");
