@@ -407,17 +407,8 @@ impl Novelty {
     /// the training points left out (an empty matrix) where that copy is bitwise
     /// `method_points`, the points the method keeps (format 7: the reader gives them
     /// back); borrowed, nothing copied.
-    pub(crate) fn written(&self, method_points: Option<MatRef<'_, f64>>) -> Written<'_> {
-        let shared = method_points.is_some_and(|x| {
-            self.reference == Reference::Points
-                && self.points.is_shape(x.nrows(), x.ncols())
-                && (0..x.ncols()).all(|j| {
-                    x.col(j)
-                        .iter()
-                        .zip(self.points.col(j))
-                        .all(|(a, b)| a.to_bits() == b.to_bits())
-                })
-        });
+    pub(crate) fn written(&self, method_points: Option<&StoredMat>) -> Written<'_> {
+        let shared = method_points.is_some_and(|x| self.holds_bits_of(x));
         Written {
             k: self.k,
             reference: self.reference,
@@ -434,15 +425,44 @@ impl Novelty {
         }
     }
 
+    /// Whether this score holds `x`'s values themselves (not a copy; tests).
+    #[cfg(test)]
+    pub(crate) fn points_share_values_with(&self, x: &StoredMat) -> bool {
+        self.points.shares_values_with(x)
+    }
+
     /// Whether this is a score read without its points (see [`Novelty::written`]): a
     /// point reference holding no point.
     pub(crate) fn lacks_points(&self) -> bool {
         self.reference == Reference::Points && self.points.nrows() == 0 && !self.is_empty()
     }
 
-    /// Gives a score read without its points the training points `x` back.
-    pub(crate) fn restore_points(&mut self, x: MatRef<'_, f64>) {
-        self.points = StoredMat::from_mat(x);
+    /// Whether this score's points are `x`'s values, bit for bit (the same values held
+    /// once, or a copy of them).
+    fn holds_bits_of(&self, x: &StoredMat) -> bool {
+        self.reference == Reference::Points
+            && (self.points.shares_values_with(x)
+                || (self.points.is_shape(x.nrows(), x.ncols())
+                    && (0..x.ncols()).all(|j| {
+                        x.col(j)
+                            .iter()
+                            .zip(self.points.col(j))
+                            .all(|(a, b)| a.to_bits() == b.to_bits())
+                    })))
+    }
+
+    /// Holds `x` (the method's training points) as its points where they are this
+    /// score's own bit for bit: a copy becomes the one set of values.
+    pub(crate) fn share_points(&mut self, x: &StoredMat) {
+        if self.holds_bits_of(x) {
+            self.points = x.clone();
+        }
+    }
+
+    /// Gives a score read without its points (see [`Novelty::lacks_points`]) the
+    /// method's training points `x`, shared (the caller checked their number).
+    pub(crate) fn restore_points(&mut self, x: &StoredMat) {
+        self.points = x.clone();
     }
 
     /// The number of training objects scored against.

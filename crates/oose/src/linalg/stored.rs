@@ -2,15 +2,37 @@
 
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Column-major matrix with its shape; what model payloads hold. A payload whose data
-/// length disagrees with its shape does not decode.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+/// length disagrees with its shape does not decode. The values are shared by clones
+/// (a model's novelty score holds the method's training points, not a copy); the one
+/// change in place, [`StoredMat::add_lower_assign`], copies them first when shared.
+#[derive(Clone, Debug, PartialEq, Deserialize, Default)]
 #[serde(try_from = "Raw")]
 pub struct StoredMat {
     nrows: usize,
     ncols: usize,
-    data: Vec<f64>,
+    data: Arc<Vec<f64>>,
+}
+
+/// The fields as written: the shape, then the values (a sequence, as a `Vec`).
+#[derive(Serialize)]
+struct Written<'a> {
+    nrows: usize,
+    ncols: usize,
+    data: &'a [f64],
+}
+
+impl Serialize for StoredMat {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Written {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            data: &self.data,
+        }
+        .serialize(s)
+    }
 }
 
 /// The decoded fields, before their shape is checked.
@@ -36,7 +58,7 @@ impl TryFrom<Raw> for StoredMat {
         Ok(StoredMat {
             nrows: r.nrows,
             ncols: r.ncols,
-            data: r.data,
+            data: Arc::new(r.data),
         })
     }
 }
@@ -54,7 +76,7 @@ impl StoredMat {
         StoredMat {
             nrows: m.nrows(),
             ncols: m.ncols(),
-            data,
+            data: Arc::new(data),
         }
     }
 
@@ -63,9 +85,10 @@ impl StoredMat {
     pub(crate) fn add_lower_assign(&mut self, other: &StoredMat) {
         let n = self.nrows;
         debug_assert!(n == self.ncols && other.nrows == n && other.ncols == n);
+        let data = Arc::make_mut(&mut self.data);
         for j in 0..n {
             let col = j * n + j..(j + 1) * n;
-            self.data[col.clone()]
+            data[col.clone()]
                 .iter_mut()
                 .zip(&other.data[col])
                 .for_each(|(a, b)| *a += b);
@@ -75,7 +98,11 @@ impl StoredMat {
     /// Takes ownership of column-major `data` (nrows·ncols values).
     pub fn from_column_major(nrows: usize, ncols: usize, data: Vec<f64>) -> Self {
         assert_eq!(data.len(), nrows * ncols, "data length must be nrows·ncols");
-        StoredMat { nrows, ncols, data }
+        StoredMat {
+            nrows,
+            ncols,
+            data: Arc::new(data),
+        }
     }
 
     /// A view (no copy).
@@ -96,6 +123,11 @@ impl StoredMat {
     /// Number of columns.
     pub fn ncols(&self) -> usize {
         self.ncols
+    }
+
+    /// Whether `self` and `other` hold the same values (not copies of them).
+    pub(crate) fn shares_values_with(&self, other: &StoredMat) -> bool {
+        Arc::ptr_eq(&self.data, &other.data)
     }
 
     /// Whether the data length matches the shape (checked after decoding a file).
@@ -141,6 +173,29 @@ mod tests {
             let e = postcard::from_bytes::<StoredMat>(&bad).unwrap_err();
             assert!(matches!(e, postcard::Error::SerdeDeCustom), "{e:?}");
         }
+    }
+
+    #[test]
+    fn written_as_the_file_format_and_shared_until_changed() {
+        let m = StoredMat::from_column_major(2, 3, (0..6).map(f64::from).collect());
+        let as_file = Unchecked {
+            nrows: 2,
+            ncols: 3,
+            data: (0..6).map(f64::from).collect(),
+        };
+        assert_eq!(
+            postcard::to_allocvec(&m).unwrap(),
+            postcard::to_allocvec(&as_file).unwrap()
+        );
+        // A clone holds the same values; a change in place copies them first.
+        let square = StoredMat::from_column_major(2, 2, vec![1.0; 4]);
+        let mut changed = square.clone();
+        assert!(changed.shares_values_with(&square));
+        changed.add_lower_assign(&StoredMat::from_column_major(2, 2, vec![1.0; 4]));
+        assert!(!changed.shares_values_with(&square));
+        assert_eq!(square.col(0), [1.0, 1.0]);
+        assert_eq!(changed.col(0), [2.0, 2.0]);
+        assert_eq!(changed.col(1), [1.0, 2.0]);
     }
 
     #[test]

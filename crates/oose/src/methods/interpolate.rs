@@ -537,8 +537,8 @@ impl Method for Interpolator {
 }
 
 impl Fitted for FittedInterpolator {
-    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
-        Some(self.x.view())
+    fn training_stored(&self) -> Option<&StoredMat> {
+        Some(&self.x)
     }
 
     crate::fitted_basics!();

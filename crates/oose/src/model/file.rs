@@ -113,7 +113,7 @@ impl Model {
     pub fn to_bytes(&self) -> Vec<u8> {
         // The training points once: a method that keeps them holds the copy the
         // novelty score was fitted on (half of a t-SNE or UMAP model file).
-        let points = self.fitted().training_points();
+        let points = self.fitted().training_stored();
         let written = Written {
             method: &self.method,
             novelty: self.novelty.as_ref().map(|n| n.written(points)),
@@ -231,6 +231,9 @@ impl Model {
             }
             m
         };
+        // One set of training points in memory, whatever the file held.
+        let mut model = model;
+        model.share_training_points();
         // Parameters first (their errors name them), then the sizes they imply.
         model.check_payload()?;
         let ok = model.fitted().is_consistent()
@@ -249,7 +252,7 @@ impl Model {
         let Some(n) = self.novelty.as_mut().filter(|n| n.lacks_points()) else {
             return Ok(());
         };
-        match self.method.fitted().training_points() {
+        match self.method.fitted().training_stored() {
             Some(x) if x.nrows() == n.len() => {
                 n.restore_points(x);
                 Ok(())
@@ -319,7 +322,14 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linalg::stored::StoredMat;
     use crate::methods::isomap::Isomap;
+
+    /// Whether the model's novelty score holds the method's training points themselves.
+    fn shared(m: &Model) -> bool {
+        let x = m.fitted().training_stored().unwrap();
+        m.novelty().unwrap().points_share_values_with(x)
+    }
 
     fn payload(m: &Model) -> Vec<u8> {
         m.to_bytes()[HEADER_LEN..].to_vec()
@@ -349,6 +359,9 @@ mod tests {
         let back = Model::from_bytes(&m.to_bytes()).unwrap();
         assert_eq!(back, m);
         assert_eq!(back.to_bytes(), m.to_bytes());
+        // One set of points in memory, fitted or read back: the score holds the
+        // method's.
+        assert!(shared(&m) && shared(&back));
         // Without a score, or with one on other points, the file is the model's own
         // encoding: the written fields are the model's, in its order.
         let mut plain = m.clone();
@@ -357,7 +370,9 @@ mod tests {
         let mut other = m.clone();
         other.novelty = Novelty::fit(x.as_ref().subrows(0, 59));
         assert_eq!(payload(&other), postcard::to_allocvec(&other).unwrap());
-        assert_eq!(Model::from_bytes(&other.to_bytes()).unwrap(), other);
+        let other_back = Model::from_bytes(&other.to_bytes()).unwrap();
+        assert_eq!(other_back, other);
+        assert!(!shared(&other_back));
         // A -0.0 where the method keeps 0.0 is another point: written out.
         let mut signed = x.clone();
         signed[(0, 0)] = 0.0;
@@ -375,7 +390,7 @@ mod tests {
         let small = Novelty::fit(x.as_ref().subrows(0, 50)).unwrap();
         let bytes = file(&Written {
             method: &m.method,
-            novelty: Some(small.written(Some(x.as_ref().subrows(0, 50)))),
+            novelty: Some(small.written(Some(&StoredMat::from_mat(x.as_ref().subrows(0, 50))))),
             annotations: &[],
             metric: &Metric::Euclidean,
         });
@@ -388,7 +403,7 @@ mod tests {
         let whole = Novelty::fit(x.as_ref()).unwrap();
         let bytes = file(&Written {
             method: &m.method,
-            novelty: Some(whole.written(Some(x.as_ref()))),
+            novelty: Some(whole.written(Some(&StoredMat::from_mat(x.as_ref())))),
             annotations: &[],
             metric: &Metric::Euclidean,
         });

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::extend::restricted::Joint;
 use crate::extend::{Extension, Strategy};
 use crate::kernel::Kernel;
+use crate::linalg::stored::StoredMat;
 use crate::methods::diffusion_maps::{Density, OnIsolated};
 use crate::methods::mds::Proximity;
 use crate::methods::OutOfSample;
@@ -386,6 +387,13 @@ pub trait Fitted: OutOfSample {
 
     /// The training points the model keeps (N×D), where it keeps them.
     fn training_points(&self) -> Option<MatRef<'_, f64>> {
+        self.training_stored().map(StoredMat::view)
+    }
+
+    /// The stored matrix behind [`Fitted::training_points`] (what a model's novelty
+    /// score shares instead of holding a copy); `None` where the model keeps none.
+    #[doc(hidden)]
+    fn training_stored(&self) -> Option<&StoredMat> {
         None
     }
 
@@ -453,8 +461,8 @@ pub(crate) fn mutual_refused(method: &str) -> Error {
 #[doc(hidden)]
 macro_rules! fitted_basics {
     (points: $($p:ident).+, warnings: $($w:ident).+) => {
-        fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
-            Some(self.$($p).+.view())
+        fn training_stored(&self) -> Option<&$crate::linalg::stored::StoredMat> {
+            Some(&self.$($p).+)
         }
 
         $crate::fitted_basics!();
@@ -546,8 +554,8 @@ macro_rules! neighbour_embedding_fitted {
         }
     };
     ($method:ty) => {
-        fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
-            Some(self.x.view())
+        fn training_stored(&self) -> Option<&$crate::linalg::stored::StoredMat> {
+            Some(&self.x)
         }
 
         $crate::fitted_basics!();

@@ -407,12 +407,22 @@ impl Model {
     /// the method keeps, or else on `input`'s points.
     fn assemble(method: FittedMethod, input: Option<Input<'_>>) -> Model {
         let novelty = method.fitted().novelty(input);
-        Model {
+        let mut model = Model {
             method,
             novelty,
             annotations: Vec::new(),
             metric: Metric::Euclidean,
             preimage_scale: Default::default(),
+        };
+        model.share_training_points();
+        model
+    }
+
+    /// The novelty score holds the method's training points, not a copy of them,
+    /// where they are the same bits (one set of values in memory).
+    pub(crate) fn share_training_points(&mut self) {
+        if let (Some(n), Some(x)) = (&mut self.novelty, self.method.fitted().training_stored()) {
+            n.share_points(x);
         }
     }
 

@@ -600,8 +600,8 @@ macro_rules! network_method {
         }
 
         impl Fitted for FittedNetwork<$t> {
-            fn training_points(&self) -> Option<MatRef<'_, f64>> {
-                Some(self.x.view())
+            fn training_stored(&self) -> Option<&StoredMat> {
+                Some(&self.x)
             }
 
             fn param_values(&self) -> ParamList {

@@ -580,8 +580,8 @@ crate::inner_product_computing_mutual!(FittedKernelPca, KernelPca);
 
 impl Fitted for FittedKernelPca {
     /// None for a precomputed kernel.
-    fn training_points(&self) -> Option<MatRef<'_, f64>> {
-        (self.params.kernel != Kernel::Precomputed).then(|| self.x.view())
+    fn training_stored(&self) -> Option<&StoredMat> {
+        (self.params.kernel != Kernel::Precomputed).then_some(&self.x)
     }
 
     /// The kept training points; never the fitting input, which for a precomputed

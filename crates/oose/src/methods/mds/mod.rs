@@ -445,8 +445,8 @@ impl InnerProduct for FittedMds {
 }
 
 impl Fitted for FittedMds {
-    fn training_points(&self) -> Option<faer::MatRef<'_, f64>> {
-        (self.input == Proximity::Points).then(|| self.x.view())
+    fn training_stored(&self) -> Option<&StoredMat> {
+        (self.input == Proximity::Points).then_some(&self.x)
     }
 
     crate::fitted_basics!();
