@@ -11,7 +11,7 @@
 //! ```
 //!
 //! and the novelty score is the weighted geometric mean (s_E(z)² · R · cs(z))^⅓ of the
-//! Euclidean score s_E (`novelty.rs`) and cs, the latter turned into the data's units by
+//! Euclidean score s_E (`novelty/mod.rs`) and cs, the latter turned into the data's units by
 //! R = median_j ‖x_j − μ‖. Searching the directions among the Euclidean neighbours
 //! costs no second search; measured on held-out classes it scores as the nearest
 //! directions among all training points do (maths §18).

@@ -206,6 +206,7 @@ fn the_index_is_the_same_on_one_thread_and_two() {
     };
     let (one, two) = (on(1), on(2));
     assert_eq!(one, two);
-    assert_eq!(one.x, crate::linalg::row_major(x.as_ref()));
+    let rows: Vec<f64> = (0..5000 * 20).map(|t| x[(t / 20, t % 20)]).collect();
+    assert_eq!(one.x, rows);
     assert_eq!((one.rows.len(), one.offsets.len()), (5000, 5001));
 }
