@@ -257,13 +257,10 @@ impl Model {
                 n.restore_points(x);
                 Ok(())
             }
-            _ => Err(ModelError::Corrupted(format!(
+            kept => Err(ModelError::Corrupted(format!(
                 "the novelty score's {} points are the method's, which keeps {}",
                 n.len(),
-                self.method
-                    .fitted()
-                    .training_points()
-                    .map_or("none".to_string(), |x| x.nrows().to_string())
+                kept.map_or("none".to_string(), |x| x.nrows().to_string())
             ))
             .into()),
         }
