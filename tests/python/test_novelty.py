@@ -71,3 +71,27 @@ def test_alpha_outside_the_unit_interval_is_refused(split):
     est = oose.KernelPCA(n_components=2).fit(train)
     with pytest.raises(ValueError, match="alpha"):
         est.transform(test, alpha=1.0)
+
+
+def test_a_level_too_few_training_points_cannot_reach_is_a_novelty_warning(split):
+    # 80 training points: the smallest p-value is 1/81 > 0.01, so a row far from them
+    # all is not flagged at the default level; the warning names the level that is.
+    import warnings
+
+    train, _, _ = split
+    far = np.full((1, train.shape[1]), 1e3)
+    est = oose.Isomap(n_neighbors=10).fit(train[:80])
+    assert est.info_["novelty_smallest_pvalue"] == pytest.approx(1 / 81)
+    with pytest.warns(oose.NoveltyWarning, match=r"alpha = 0\.01: with 80 training points.*1/81 = 0\.0123"):
+        _, d = est.transform(far, return_diagnostics=True)
+    assert d["novelty_pvalue"][0] == 1 / 81 and not d["is_novel"][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.transform(far)  # no diagnostics asked: nothing to warn about
+        _, d = est.transform(far, return_diagnostics=True, alpha=0.02)
+        assert d["is_novel"][0]
+        oose.Isomap(n_neighbors=10).fit(train[:99]).transform(far, return_diagnostics=True)
+    # The clustering's predict with diagnostics warns too.
+    sc = oose.SpectralClustering(n_clusters=2).fit(train[:80])
+    with pytest.warns(oose.NoveltyWarning):
+        sc.predict(train[80:82], return_diagnostics=True)

@@ -182,6 +182,11 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
         },
     };
     model.check_options(&opts).map_err(option_error)?;
+    if a.diagnostics {
+        if let Some(w) = model.novelty().and_then(|n| n.unreachable_level(a.alpha)) {
+            eprintln!("oose: warning: {w}");
+        }
+    }
     // Options that couple the rows of a batch: the whole input is one batch.
     let coupled = model.fitted().batch_coupled(&opts);
     let chunk_rows = if coupled { usize::MAX } else { a.chunk_rows };

@@ -353,6 +353,22 @@ fn bad_parameters_exit_2() {
         err.contains("oose: warning: n_neighbors = 40 is not below the number of points (40): lowered to N − 1 = 39"),
         "{err}"
     );
+    // 40 training points: no novelty p-value is below 1/41, so --diagnostics at the
+    // default α = 0.01 warns that is_novel cannot be set; α = 0.05 can be reached.
+    let ext = |extra: &[&str]| {
+        let mut args = vec!["extend", out.as_str(), "--input", train.as_str()];
+        args.extend_from_slice(extra);
+        let r = oose(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        String::from_utf8_lossy(&r.stderr).into_owned()
+    };
+    let err = ext(&["--diagnostics"]);
+    assert!(
+        err.contains("oose: warning: is_novel cannot be set at alpha = 0.01: with 40 training points the smallest novelty p-value is 1/41 = 0.0244"),
+        "{err}"
+    );
+    assert!(!ext(&["--diagnostics", "--alpha", "0.05"]).contains("warning"));
+    assert!(!ext(&[]).contains("warning"));
 }
 
 #[test]

@@ -336,6 +336,16 @@ impl PyModel {
         self.inner.novelty().map(|n| n.calibration().to_vec())
     }
 
+    /// The warning to give where `is_novel` cannot be set at level `alpha` (None: the
+    /// model's): α below the smallest p-value 1/(N + 1). None where it can, or where
+    /// the model has no novelty score.
+    #[pyo3(signature = (alpha=None))]
+    fn unreachable_level(&self, alpha: Option<f64>) -> Option<String> {
+        self.inner
+            .novelty()
+            .and_then(|n| n.unreachable_level(alpha))
+    }
+
     fn norms_squared(&self) -> Option<Vec<f64>> {
         self.inner.fitted().norms_squared().map(<[f64]>::to_vec)
     }

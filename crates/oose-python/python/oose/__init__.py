@@ -21,7 +21,7 @@ block on a cluster.
 
 from . import _oose, datasets
 from ._autoencoders import Autoencoder, VariationalAutoencoder
-from ._base import FitWarning, OoseEstimator, _document_runtime, _load_model
+from ._base import FitWarning, NoveltyWarning, OoseEstimator, _document_runtime, _load_model
 from ._estimators import (
     ClassicalMDS,
     DiffusionMaps,
@@ -127,6 +127,7 @@ __all__ = [
     "LaplacianEigenmaps",
     "LocallyLinearEmbedding",
     "MaximumVarianceUnfolding",
+    "NoveltyWarning",
     "TSNE",
     "UMAP",
     "VariationalAutoencoder",

@@ -33,6 +33,12 @@ class FitWarning(UserWarning):
     connected (Isomap) or embedded component by component (the diffusion methods)."""
 
 
+class NoveltyWarning(UserWarning):
+    """``is_novel`` cannot be set at the level asked: ``alpha`` is below the smallest
+    novelty p-value, 1 / (N + 1) for N training points (at the default 0.01, fewer than
+    99). The warning names the smallest level that can be reached."""
+
+
 def _load_model(path) -> "_oose.Model":
     with open(os.fspath(path), "rb") as f:
         return _oose.Model.from_bytes(f.read())
@@ -523,7 +529,17 @@ class OoseTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         """``transform``'s body (subclasses with more options call it, so that
         scikit-learn's output wrapper applies once)."""
         coords, diag = self._extend(X, alpha, **options)
-        return (coords, _frame(diag, X, self)) if return_diagnostics else coords
+        if not return_diagnostics:
+            return coords
+        self._warn_unreachable(alpha)
+        return coords, _frame(diag, X, self)
+
+    def _warn_unreachable(self, alpha=None):
+        """A ``NoveltyWarning`` where ``is_novel`` cannot be set at level ``alpha``
+        (None: the model's): too few training points for it."""
+        note = self.model_.unreachable_level(alpha)
+        if note is not None:
+            warnings.warn(f"{type(self).__name__}: {note}", NoveltyWarning, stacklevel=4)
 
     def fit_transform(self, X, y=None):
         """Fits and returns the training embedding (one row per row of ``X``; rows left

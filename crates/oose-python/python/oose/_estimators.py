@@ -729,6 +729,7 @@ class SpectralClustering(
         coords, diag = self._extend(X)
         labels = np.nan_to_num(diag.pop("cluster"), nan=-1).astype(np.intp)
         if return_diagnostics:
+            self._warn_unreachable()
             diag["coordinates"] = coords
             return labels, diag
         return labels

@@ -92,6 +92,7 @@ def transform(estimator, X, *, return_diagnostics=False):
     d = estimator.model_.n_components
     names = []
     if return_diagnostics:
+        estimator._warn_unreachable()
         # The names (and their order) from one row, extended here: the first row of
         # the first block that has one (block sizes can be unknown, as after boolean
         # indexing, or zero).

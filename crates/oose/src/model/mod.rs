@@ -568,6 +568,10 @@ impl Model {
                     n.calibration().len().to_string(),
                 ));
                 v.push(("novelty_alpha".into(), n.alpha().to_string()));
+                v.push((
+                    "novelty_smallest_pvalue".into(),
+                    n.smallest_pvalue().to_string(),
+                ));
             }
             None => v.push((
                 "novelty".into(),

@@ -384,6 +384,39 @@ impl Novelty {
         (1 + n - below) as f64 / (n + 1) as f64
     }
 
+    /// The smallest p-value a new point can get, 1 / (N + 1) for N calibration scores:
+    /// `is_novel` is never set at a level α below it.
+    pub fn smallest_pvalue(&self) -> f64 {
+        1.0 / (self.calibration.len() + 1) as f64
+    }
+
+    /// The warning to give where `is_novel` cannot be set at level `alpha` (default:
+    /// the stored one) because α is below [`Novelty::smallest_pvalue`]: too few
+    /// training points for that level. `None` where α can be reached.
+    ///
+    /// ```
+    /// use oose::diagnostics::novelty::Novelty;
+    /// let x = oose::datasets::swiss_roll(80, 0.0, false, 1).points;
+    /// let n = Novelty::fit(x.as_ref()).unwrap();
+    /// assert_eq!(n.smallest_pvalue(), 1.0 / 81.0);
+    /// assert!(n.unreachable_level(Some(0.01)).unwrap().contains("80 training points"));
+    /// assert!(n.unreachable_level(Some(0.05)).is_none());
+    /// ```
+    pub fn unreachable_level(&self, alpha: Option<f64>) -> Option<String> {
+        let alpha = alpha.unwrap_or(self.alpha);
+        let smallest = self.smallest_pvalue();
+        let n = self.calibration.len();
+        (alpha < smallest).then(|| {
+            format!(
+                "is_novel cannot be set at alpha = {alpha}: with {n} training points the \
+                 smallest novelty p-value is 1/{} = {smallest:.4}; ask for alpha ≥ {smallest:.4} \
+                 or fit on at least {} points (novelty and novelty_pvalue still rank the rows)",
+                n + 1,
+                (1.0 / alpha).ceil() as usize - 1,
+            )
+        })
+    }
+
     /// Whether the sizes agree (a decoded payload).
     pub fn is_consistent(&self) -> bool {
         let n = self.spread.len();

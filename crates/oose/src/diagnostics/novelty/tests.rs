@@ -137,3 +137,33 @@ fn alpha_outside_the_open_unit_interval_is_refused() {
     let e = nov.score(wide.as_ref(), None).unwrap_err().to_string();
     assert!(e.contains("new rows"), "{e}");
 }
+
+#[test]
+fn a_level_below_the_smallest_pvalue_is_named_and_flags_nothing() {
+    // 80 training points: no p-value is below 1/81, so a point far from all of them
+    // is not flagged at α = 0.01 (the note says so) and is at α = 1/81.
+    let x = three_d_clusters(80, 2, 3).points;
+    let nov = Novelty::fit(x.as_ref()).unwrap();
+    assert_eq!(nov.smallest_pvalue(), 1.0 / 81.0);
+    let far = Mat::<f64>::from_fn(1, 3, |_, _| 1e3);
+    let s = nov.score(far.as_ref(), Some(0.01)).unwrap();
+    assert_eq!((s.pvalue[0], s.is_novel[0]), (1.0 / 81.0, false));
+    let note = nov.unreachable_level(None).unwrap();
+    assert!(
+        note.contains(
+            "alpha = 0.01: with 80 training points the smallest novelty p-value is 1/81 = 0.0123"
+        ) && note.contains("at least 99 points"),
+        "{note}"
+    );
+    assert!(nov.score(far.as_ref(), Some(1.0 / 81.0)).unwrap().is_novel[0]);
+    assert_eq!(nov.unreachable_level(Some(1.0 / 81.0)), None);
+    // 99 points reach 0.01 exactly.
+    let y = three_d_clusters(99, 2, 3).points;
+    let nov = Novelty::fit(y.as_ref()).unwrap();
+    assert_eq!(nov.unreachable_level(None), None);
+    assert!(nov.score(far.as_ref(), None).unwrap().is_novel[0]);
+    assert!(nov
+        .unreachable_level(Some(0.0099))
+        .unwrap()
+        .contains("at least 101 points"));
+}
