@@ -306,7 +306,7 @@ fn bad_parameters_exit_2() {
             "5",
         ]),
         1,
-        "only 3 eigenvalues",
+        "only 3 eigenvalue(s)",
     );
     fails(
         &oose(&["fit", "nonsense", "--input", &train, "--output", &out]),

@@ -52,8 +52,10 @@ pub enum Error {
     },
     /// Fewer positive eigenvalues than requested components.
     #[error(
-        "requested {requested} components but only {available} eigenvalues are above the \
-         tolerance {tolerance:?} (eigenvalue {requested} is {value:?}); ask for fewer components"
+        "requested {requested} components but only {available} eigenvalue(s) are above the \
+         tolerance {tolerance:?} (eigenvalue {requested} is {value:?}); ask for fewer \
+         components, or for a smaller rank_tolerance where eigenvalue {requested} is not \
+         round-off"
     )]
     NotEnoughPositiveEigenvalues {
         /// Components asked for.

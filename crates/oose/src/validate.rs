@@ -15,6 +15,34 @@ pub(crate) fn finite_nonempty(what: &'static str, x: MatRef<'_, f64>) -> Result<
     finite(what, x)
 }
 
+/// [`finite_nonempty`] for training points, which the methods measure by squared
+/// distances and products: also refuses points whose entries are all below 1e-150 in
+/// magnitude (and not all zero), whose squared differences fall below the smallest
+/// normal number and lose their digits or vanish (the points would be found to
+/// coincide); names the largest entry.
+pub(crate) fn training_points(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
+    finite_nonempty(what, x)?;
+    let mut largest = (0, 0, 0.0f64);
+    for j in 0..x.ncols() {
+        for (i, v) in x.col(j).iter().enumerate() {
+            if v.abs() > largest.2.abs() {
+                largest = (i, j, *v);
+            }
+        }
+    }
+    let (row, col, value) = largest;
+    if value != 0.0 && value.abs() < 1e-150 {
+        return Err(Error::invalid(
+            what,
+            (row, col),
+            value,
+            "too small: every entry is below 1e-150 in magnitude, so squared distances \
+             underflow the arithmetic (rescale the data)",
+        ));
+    }
+    Ok(())
+}
+
 /// Checks that every entry of `x` is finite, reporting the first offender in row order,
 /// and that no row is too large for the arithmetic ([`magnitude`]). One pass over the
 /// entries; rows are measured only where an entry exceeds 1e150.
@@ -254,6 +282,26 @@ mod tests {
         // Large but safe: 1e152 squared is 1e304.
         x[(1, 0)] = 1e152;
         assert!(finite("x", x.as_ref()).is_ok());
+    }
+
+    #[test]
+    fn training_points_too_small_for_squares_are_named() {
+        let mut x = Mat::<f64>::from_fn(3, 2, |i, j| (i + 2 * j) as f64 * 1e-160);
+        x[(2, 0)] = -3e-155;
+        let e = training_points("training data", x.as_ref()).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidValue { row: 2, col: 0, value, .. } if value == -3e-155),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("too small"), "{e}");
+        // Small but safe (1e-140 squared is 1e-280), all zero (the methods say the
+        // points coincide), and one entry of ordinary size: accepted.
+        x[(2, 0)] = 1e-140;
+        assert!(training_points("x", x.as_ref()).is_ok());
+        assert!(training_points("x", Mat::<f64>::zeros(3, 2).as_ref()).is_ok());
+        x[(0, 1)] = 1.0;
+        x[(2, 0)] = 1e-300;
+        assert!(training_points("x", x.as_ref()).is_ok());
     }
 
     #[test]

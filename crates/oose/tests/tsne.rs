@@ -396,3 +396,15 @@ fn optimize_is_sample_wise_with_a_finite_divergence_and_other_strategies_are_ref
         "{e}"
     );
 }
+
+#[test]
+fn the_defaults_fit_four_points_lowering_transform_neighbors_with_a_warning() {
+    let (x, _) = blobs(4, 3, 5);
+    let m = Tsne {
+        max_iter: 100,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    common::assert_lowered_on_four_points(&m, x.as_ref(), "(N − 1)/3");
+}

@@ -358,3 +358,30 @@ fn a_graph_with_tiny_components_is_handled_and_reported() {
     );
     assert!(m.embedding().is_all_finite());
 }
+
+#[test]
+fn the_defaults_fit_four_points_lowering_the_neighbour_counts_with_warnings() {
+    let (x, _) = blobs(4, 2, 6);
+    let m = Umap::default().fit(x.as_ref()).unwrap();
+    common::assert_lowered_on_four_points(&m, x.as_ref(), "lowered to N − 1 = 3");
+    // Not lowered where it fits: no warning.
+    let (y, _) = blobs(60, 2, 6);
+    assert!(quick().fit(y.as_ref()).unwrap().fit_warnings().is_empty());
+    // 0 stays an error.
+    let e = Umap {
+        transform_neighbors: 0,
+        ..quick()
+    }
+    .fit(y.as_ref())
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidParameter {
+                name: "transform_neighbors",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}

@@ -265,7 +265,8 @@ class TSNE(_StrategyOption, _Embedding):
         ``RandomState`` or ``Generator`` one from its stream; ``seed_`` holds the seed
         used.
     transform_neighbors : int, default=5
-        Training neighbours a new point is placed from.
+        Training neighbours a new point is placed from. More than the number of
+        training points is lowered to it with a ``FitWarning``.
     neighbors : str, default="auto"
         The kNN graph of P: ``exact``, ``approximate`` (NN-descent; ``info_["knn_recall"]``
         is its recall on 500 sampled points) or ``auto`` (approximate from 100000 points
@@ -413,7 +414,8 @@ class UMAP(_StrategyOption, _Embedding):
         ``RandomState`` or ``Generator`` one from its stream; ``seed_`` holds the seed
         used.
     transform_neighbors : int, default=5
-        Training neighbours a new point is placed from by ``interpolation``.
+        Training neighbours a new point is placed from by ``interpolation``. More than
+        the number of training points is lowered to it with a ``FitWarning``.
     optimize_start : str, default="weighted-mean"
         Where ``optimize`` starts a new point: ``weighted-mean`` (the membership-
         weighted mean of its neighbours' positions, umap-learn's) or ``interpolation``.

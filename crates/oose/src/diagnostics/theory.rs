@@ -71,7 +71,7 @@ fn nystrom(kernel: &Kernel, x: MatRef<'_, f64>, z: MatRef<'_, f64>, tol: f64) ->
 }
 
 fn stack(x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
-    validate::finite_nonempty("training data", x)?;
+    validate::training_points("training data", x)?;
     validate::finite_nonempty("new points", z)?;
     validate::columns("new points", z, x.ncols())?;
     let (n, m) = (x.nrows(), z.nrows());

@@ -99,7 +99,7 @@ fn poly_matrix(x: MatRef<'_, f64>, mono: &[Vec<u32>]) -> Mat<f64> {
 impl Interpolator {
     /// Fits on training points `x` (N×D) and values `f` (N×m).
     pub fn fit(&self, x: MatRef<'_, f64>, f: MatRef<'_, f64>) -> Result<FittedInterpolator> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         validate::finite_nonempty("values", f)?;
         let n = x.nrows();
         if f.nrows() != n {

@@ -78,7 +78,7 @@ impl Isomap {
     /// Fits on the rows of `x` (N×D). `n_neighbors` ≥ N (from 2 points) is lowered to
     /// N − 1 with a fit warning, as umap-learn does; the model records the value used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedIsomap> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
     }
 

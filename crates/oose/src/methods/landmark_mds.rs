@@ -76,7 +76,7 @@ pub struct FittedLandmarkMds {
 impl LandmarkMds {
     /// Fits on the rows of `x` (N×D).
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLandmarkMds> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         let big_n = x.nrows();
         validate::at_least_one("n_landmarks", self.n_landmarks)?;
         // More landmarks than points: every point is a landmark (= classical MDS).

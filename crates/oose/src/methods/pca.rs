@@ -64,7 +64,7 @@ pub struct FittedPca {
 impl Pca {
     /// Fits on the rows of `x` (N×D).
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedPca> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         let (n, dim) = (x.nrows(), x.ncols());
         let d = self.n_components;
         if d == 0 || d > n.min(dim) {

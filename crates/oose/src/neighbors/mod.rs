@@ -72,6 +72,19 @@ pub(crate) fn lowered(k: usize, n: usize) -> Option<(usize, String)> {
     })
 }
 
+/// t-SNE's and UMAP's `transform_neighbors` t > N lowered to N (a new point is placed
+/// from at most every training point), with the fit warning that says so pushed to
+/// `warnings`.
+pub(crate) fn lower_transform_neighbors(t: &mut usize, n: usize, warnings: &mut Vec<String>) {
+    if *t > n {
+        warnings.push(format!(
+            "transform_neighbors = {t} is more than the number of points ({n}): lowered \
+             to N = {n}"
+        ));
+        *t = n;
+    }
+}
+
 /// `fit(params, x, warnings)` with the `n_neighbors` of `params` (the field `k` points
 /// to) lowered to N − 1 and its note as the one warning where [`lowered`] says so
 /// (N = the rows of `x`); else `fit` on `params` as they are, with no warning. The

@@ -50,3 +50,28 @@ pub fn knn_accuracy(y: MatRef<'_, f64>, labels: &[usize]) -> f64 {
         .count();
     ok as f64 / labels.len() as f64
 }
+
+/// A t-SNE or UMAP model fitted with its defaults on the 4 points `x`: two fit
+/// warnings, the first containing `first` (the lowered neighbour count), the second
+/// lowering `transform_neighbors` from 5 to 4, which the model records; the training
+/// points extend onto the embedding exactly.
+pub fn assert_lowered_on_four_points<M>(m: &M, x: MatRef<'_, f64>, first: &str)
+where
+    M: oose::model::Fitted + oose::methods::OutOfSample,
+{
+    let w = m.fit_warnings();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(w[0].contains(first), "{w:?}");
+    assert!(
+        w[1].contains(
+            "transform_neighbors = 5 is more than the number of points (4): lowered to N = 4"
+        ),
+        "{w:?}"
+    );
+    use oose::model::params::Value;
+    assert!(m
+        .param_values()
+        .contains(&("transform_neighbors", Value::Int(4))));
+    let e = m.extend(x).unwrap();
+    assert_eq!(e.coordinates, m.embedding().to_owned());
+}

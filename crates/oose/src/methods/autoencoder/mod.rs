@@ -259,7 +259,7 @@ fn fit_network<P: Clone + Sync>(
     s: Settings,
     x: MatRef<'_, f64>,
 ) -> Result<FittedNetwork<P>> {
-    validate::finite_nonempty("training points", x)?;
+    validate::training_points("training points", x)?;
     validate_settings(&s, x.nrows(), x.ncols())?;
     let (mean, scale) = train::statistics(x);
     let z = Mat::from_fn(x.nrows(), x.ncols(), |i, c| {

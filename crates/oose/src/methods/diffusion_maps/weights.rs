@@ -165,7 +165,7 @@ impl DiffusionKernel {
 
     /// Weights W of the rows of `x` (validated, ε resolved).
     pub fn weights(&self, x: MatRef<'_, f64>) -> Result<(Weights, f64, Option<f64>, Vec<f64>)> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         let n = x.nrows();
         self.validate(n)?;
         let (eps, dim) = self.resolve_epsilon(x)?;

@@ -116,7 +116,11 @@ impl KernelPca {
         } else {
             "training data"
         };
-        validate::finite_nonempty(what, x)?;
+        if precomputed {
+            validate::finite_nonempty(what, x)?;
+        } else {
+            validate::training_points(what, x)?;
+        }
         if !(self.rank_tolerance >= 0.0 && self.rank_tolerance < 1.0) {
             return Err(Error::param(
                 "rank_tolerance",

@@ -217,7 +217,7 @@ impl LocallyLinearEmbedding {
     /// Fits on the rows of `x`. `n_neighbors` ≥ N (from 2 points) is lowered to N − 1
     /// with a fit warning, as umap-learn does; the model records the value used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedLle> {
-        validate::finite_nonempty("training points", x)?;
+        validate::training_points("training points", x)?;
         crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
     }
 

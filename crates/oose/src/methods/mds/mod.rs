@@ -104,7 +104,7 @@ pub struct FittedMds {
 impl ClassicalMds {
     /// Fits on points (N×D): Δ₂ = squared Euclidean distances.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedMds> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         crate::linalg::memory::plan(
             "classical MDS's similarity matrix (N×N)",
             3,

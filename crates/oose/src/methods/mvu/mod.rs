@@ -123,7 +123,7 @@ impl MaximumVarianceUnfolding {
     /// Fits on the rows of `x`. `n_neighbors` ≥ N (from 2 points) is lowered to N − 1
     /// with a fit warning, as the other graph methods do.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedMvu> {
-        validate::finite_nonempty("training points", x)?;
+        validate::training_points("training points", x)?;
         crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
     }
 

@@ -218,7 +218,7 @@ impl Tsne {
     /// all three). What the benchmark reports (d ≤ 2; `method` is ignored).
     #[doc(hidden)]
     pub fn gradient_errors(&self, x: MatRef<'_, f64>) -> Result<Vec<(usize, f64, f64)>> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         let n = x.nrows();
         let exact = Tsne {
             method: TsneGradient::Exact,
@@ -266,23 +266,23 @@ impl Tsne {
 
     /// Fits on the rows of `x` (N×D).
     /// `perplexity` ≥ N (from 2 points) is lowered to (N − 1)/3 with a fit warning, as
-    /// openTSNE does; the model records the value used.
+    /// openTSNE does, and `transform_neighbors` > N to N; the model records the values
+    /// used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedTsne> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         let n = x.nrows();
+        let mut p = self.clone();
+        let mut notes = Vec::new();
         if n >= 2 && self.perplexity.is_finite() && self.perplexity >= n as f64 {
-            let lowered = Tsne {
-                perplexity: (n - 1) as f64 / 3.0,
-                ..self.clone()
-            };
-            let note = format!(
+            p.perplexity = (n - 1) as f64 / 3.0;
+            notes.push(format!(
                 "perplexity = {} is not below the number of points ({n}): lowered to \
                  (N − 1)/3 = {} (as openTSNE does)",
-                self.perplexity, lowered.perplexity
-            );
-            return lowered.fit_noting(x, vec![note]);
+                self.perplexity, p.perplexity
+            ));
         }
-        self.fit_noting(x, Vec::new())
+        crate::neighbors::lower_transform_neighbors(&mut p.transform_neighbors, n, &mut notes);
+        p.fit_noting(x, notes)
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, mut warnings: Vec<String>) -> Result<FittedTsne> {

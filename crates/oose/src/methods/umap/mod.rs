@@ -157,11 +157,26 @@ impl Umap {
     }
 
     /// Fits on the rows of `x` (N×D). `n_neighbors` ≥ N (from 2 points) is lowered
-    /// to N − 1 with a fit warning, as umap-learn does; the model records the value
-    /// used.
+    /// to N − 1 with a fit warning, as umap-learn does, and `transform_neighbors` > N
+    /// to N; the model records the values used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedUmap> {
-        validate::finite_nonempty("training data", x)?;
-        crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
+        validate::training_points("training data", x)?;
+        let mut p = self.clone();
+        let mut notes = Vec::new();
+        crate::neighbors::lower_transform_neighbors(
+            &mut p.transform_neighbors,
+            x.nrows(),
+            &mut notes,
+        );
+        crate::neighbors::fit_lowered(
+            &p,
+            x,
+            |p| &mut p.n_neighbors,
+            |p, x, mut w| {
+                w.append(&mut notes);
+                p.fit_noting(x, w)
+            },
+        )
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedUmap> {

@@ -251,7 +251,7 @@ impl NystromKpca {
     /// The landmarks and their factor from the `sample` rows (`rows`: their indices
     /// among the N training rows, from [`NystromKpca::sample_rows`]).
     pub fn plan(&self, sample: MatRef<'_, f64>, rows: &[usize], n: usize) -> Result<NystromPlan> {
-        validate::finite_nonempty("training data", sample)?;
+        validate::training_points("training data", sample)?;
         self.check(n, sample.ncols())?;
         if rows.len() != sample.nrows() {
             return Err(Error::Shape {
@@ -312,7 +312,7 @@ impl NystromKpca {
 
     /// Fits on the rows of `x` (N×D) in memory; the embedding is stored.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedNystromKpca> {
-        validate::finite_nonempty("training data", x)?;
+        validate::training_points("training data", x)?;
         self.fit_rows(&mut InMemory(x, usize::MAX), None)
     }
 
