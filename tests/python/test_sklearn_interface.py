@@ -160,6 +160,14 @@ def test_n_jobs_changes_no_bit_and_is_checked():
         oose.Isomap(n_jobs=0).fit(TRAIN)
     with pytest.raises(ValueError, match="n_jobs"):
         oose.Isomap(n_jobs=1.5).fit(TRAIN)
+    # Were an OverflowError naming nothing (10**20) and a million threads spawned.
+    for many in (10**20, 10**6):
+        with pytest.raises(ValueError, match=f"n_jobs: at most 1024 threads, got {many}"):
+            oose.Isomap(n_jobs=many).fit(TRAIN)
+    with pytest.raises(ValueError, match="n_jobs: at most 1024"):
+        oose._oose.fit("isomap", TRAIN, {}, n_jobs=10**6)
+    # Far below −(cores + 1): one thread, as −(cores + 1) is.
+    assert oose.Isomap(n_jobs=-(10**20)).fit(TRAIN).embedding_.shape == (250, 2)
 
 
 def test_verbose_reports_progress_on_stderr(capsys):

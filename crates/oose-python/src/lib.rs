@@ -53,6 +53,8 @@ fn guarded<T>(f: impl FnOnce() -> oose::Result<T>) -> PyResult<T> {
 /// (all cores). Pools are kept per size: a `transform` of one row must not pay for
 /// spawning threads.
 fn pool(n_jobs: Option<i64>) -> PyResult<Option<Arc<ThreadPool>>> {
+    // A larger count is a mistake, not a machine: each thread is spawned at once.
+    const MAX_THREADS: i64 = 1024;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
     let n = match n_jobs {
         None | Some(-1) => return Ok(None),
@@ -60,6 +62,11 @@ fn pool(n_jobs: Option<i64>) -> PyResult<Option<Arc<ThreadPool>>> {
             return Err(PyValueError::new_err(
                 "n_jobs: 0 is not a thread count (None or -1: all cores, k > 0: k threads)",
             ))
+        }
+        Some(k) if k > MAX_THREADS => {
+            return Err(PyValueError::new_err(format!(
+                "n_jobs: at most {MAX_THREADS} threads, got {k}"
+            )))
         }
         Some(k) if k > 0 => k,
         Some(k) => (cores + 1 + k).max(1),

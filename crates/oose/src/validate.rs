@@ -219,6 +219,18 @@ pub(crate) fn positive(param: &'static str, value: f64) -> Result<()> {
     Ok(())
 }
 
+/// A relative tolerance below which eigenvalues and pivots count as zero: in [0, 1),
+/// else an error naming `rank_tolerance` (NaN included).
+pub(crate) fn rank_tolerance(value: f64) -> Result<()> {
+    if !(0.0..1.0).contains(&value) {
+        return Err(Error::param(
+            "rank_tolerance",
+            format!("must be in [0, 1), got {value}"),
+        ));
+    }
+    Ok(())
+}
+
 /// `value` finite and ≥ 0, else an error naming `param`.
 pub(crate) fn non_negative(param: &'static str, value: f64) -> Result<()> {
     if !(value >= 0.0 && value.is_finite()) {

@@ -313,3 +313,55 @@ fn a_solver_the_matrix_cannot_use_is_refused_by_name() {
         );
     }
 }
+
+#[test]
+fn rank_tolerance_outside_the_unit_interval_is_named_by_every_method_that_has_one() {
+    use oose::model::params::Values;
+    use oose::model::{Input, METHODS};
+    let x = data();
+    let f = Mat::from_fn(60, 1, |i, _| x[(i, 0)]);
+    let with = METHODS
+        .iter()
+        .filter(|m| m.specs.iter().any(|s| s.name == "rank_tolerance"))
+        .collect::<Vec<_>>();
+    // NaN was taken by the diffusion methods, interpolation and PCA.
+    let names: Vec<&str> = with.iter().map(|m| m.name).collect();
+    assert_eq!(
+        names,
+        [
+            "pca",
+            "kpca",
+            "mds",
+            "isomap",
+            "dmaps",
+            "eigenmaps",
+            "interpolate",
+            "kpca-nystrom"
+        ]
+    );
+    for m in with {
+        for bad in [f64::NAN, 1.0, -1e-3] {
+            let v = Values::new().with("rank_tolerance", bad);
+            let input = if m.name == "interpolate" {
+                Input::Values {
+                    points: x.as_ref(),
+                    values: f.as_ref(),
+                }
+            } else {
+                Input::Points(x.as_ref())
+            };
+            let e = Model::fit(m.name, &v, input).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::InvalidParameter {
+                        name: "rank_tolerance",
+                        ..
+                    }
+                ),
+                "{} with {bad}: {e}",
+                m.name
+            );
+        }
+    }
+}

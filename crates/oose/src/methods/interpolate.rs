@@ -101,6 +101,7 @@ impl Interpolator {
     pub fn fit(&self, x: MatRef<'_, f64>, f: MatRef<'_, f64>) -> Result<FittedInterpolator> {
         validate::training_points("training data", x)?;
         validate::finite_nonempty("values", f)?;
+        validate::rank_tolerance(self.rank_tolerance)?;
         let n = x.nrows();
         if f.nrows() != n {
             return Err(Error::Shape {

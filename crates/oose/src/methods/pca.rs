@@ -65,6 +65,7 @@ impl Pca {
     /// Fits on the rows of `x` (N×D).
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedPca> {
         validate::training_points("training data", x)?;
+        validate::rank_tolerance(self.rank_tolerance)?;
         let (n, dim) = (x.nrows(), x.ncols());
         let d = self.n_components;
         if d == 0 || d > n.min(dim) {

@@ -56,6 +56,7 @@ impl DiffusionCore {
         residual: Option<bool>,
     ) -> Result<DiffusionCore> {
         let n = x.nrows();
+        crate::validate::rank_tolerance(rank_tolerance)?;
         // m = 1 (ψ₀ alone) is one cluster of spectral clustering; the diffusion maps ask
         // for at least one coordinate before they get here.
         if m == 0 || m > n {

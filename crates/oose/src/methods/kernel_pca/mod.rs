@@ -121,12 +121,7 @@ impl KernelPca {
         } else {
             validate::training_points(what, x)?;
         }
-        if !(self.rank_tolerance >= 0.0 && self.rank_tolerance < 1.0) {
-            return Err(Error::param(
-                "rank_tolerance",
-                format!("must be in [0, 1), got {}", self.rank_tolerance),
-            ));
-        }
+        validate::rank_tolerance(self.rank_tolerance)?;
         let n = x.nrows();
         if self.n_components == 0 || self.n_components > n {
             return Err(Error::param(

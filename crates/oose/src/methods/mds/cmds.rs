@@ -51,12 +51,7 @@ impl Cmds {
                 format!("must be between 1 and the number of training objects ({n}), got {d}"),
             ));
         }
-        if !(0.0..1.0).contains(&tol) {
-            return Err(Error::param(
-                "rank_tolerance",
-                format!("must be in [0, 1), got {tol}"),
-            ));
-        }
+        crate::validate::rank_tolerance(tol)?;
         let means = KernelMeans::of(&gamma);
         means.center(&mut gamma);
         crate::progress::check()?;

@@ -218,12 +218,7 @@ impl NystromKpca {
                 ),
             ));
         }
-        if !(self.rank_tolerance >= 0.0 && self.rank_tolerance < 1.0) {
-            return Err(Error::param(
-                "rank_tolerance",
-                format!("must be in [0, 1), got {}", self.rank_tolerance),
-            ));
-        }
+        validate::rank_tolerance(self.rank_tolerance)?;
         validate::at_least_one("n_landmarks", self.n_landmarks)?;
         if self.n_components == 0 || self.n_components > self.n_landmarks.min(n) {
             return Err(Error::param(
