@@ -43,6 +43,67 @@ pub(crate) fn training_points(what: &'static str, x: MatRef<'_, f64>) -> Result<
     Ok(())
 }
 
+/// How the rows of `x` repeat: equal rows (by value: −0.0 and 0.0 are equal) counted
+/// together. For the messages of methods that find no distance to work with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Copies {
+    /// Distinct rows.
+    pub(crate) distinct: usize,
+    /// Copies of the least repeated row (1: some row is unique).
+    pub(crate) rarest: usize,
+    /// Copies of the most repeated row.
+    pub(crate) commonest: usize,
+}
+
+/// [`Copies`] of the rows of `x` (hashes their values: O(N·D)).
+pub(crate) fn copies(x: MatRef<'_, f64>) -> Copies {
+    let mut count: std::collections::HashMap<Vec<u64>, usize> = std::collections::HashMap::new();
+    for i in 0..x.nrows() {
+        // + 0.0 makes −0.0 into 0.0.
+        let key = x.row(i).iter().map(|v| (v + 0.0).to_bits()).collect();
+        *count.entry(key).or_default() += 1;
+    }
+    Copies {
+        distinct: count.len(),
+        rarest: count.values().copied().min().unwrap_or(0),
+        commonest: count.values().copied().max().unwrap_or(0),
+    }
+}
+
+/// The error of a neighbour method (t-SNE, UMAP) whose training points all lie at
+/// distance 0 from their `k` nearest others: "all points coincide" where they do, else
+/// the parameter `param` named with the duplicates that defeat it and `fix`, what
+/// would make a neighbour distinct (given the rarest row's number of copies).
+pub(crate) fn no_distances(
+    x: MatRef<'_, f64>,
+    method: &'static str,
+    k: usize,
+    param: &'static str,
+    fix: impl Fn(usize) -> String,
+) -> Error {
+    let c = copies(x);
+    if c.distinct <= 1 {
+        return Error::invalid(
+            "training data",
+            (0, 0),
+            x[(0, 0)],
+            "all points coincide: nothing to embed",
+        );
+    }
+    Error::param(
+        param,
+        format!(
+            "every training point coincides with its {k} nearest others (the {} points are \
+             {} distinct ones, each repeated at least {} times), so {method} has no distance \
+             to work with; {}, or remove the duplicates",
+            x.nrows(),
+            c.distinct,
+            c.rarest,
+            fix(c.rarest)
+        ),
+    )
+}
+
 /// Checks that every entry of `x` is finite, reporting the first offender in row order,
 /// and that no row is too large for the arithmetic ([`magnitude`]). One pass over the
 /// entries; rows are measured only where an entry exceeds 1e150.
@@ -314,6 +375,24 @@ mod tests {
         x[(0, 1)] = 1.0;
         x[(2, 0)] = 1e-300;
         assert!(training_points("x", x.as_ref()).is_ok());
+    }
+
+    #[test]
+    fn copies_count_equal_rows_with_signed_zeros_equal() {
+        let x = Mat::from_fn(6, 2, |i, j| match (i, j) {
+            (0, _) | (1, _) => 0.0,
+            (2, _) => -0.0,
+            (3, 0) | (4, 0) => 1.0,
+            _ => 2.0,
+        });
+        assert_eq!(
+            copies(x.as_ref()),
+            Copies {
+                distinct: 3,
+                rarest: 1,
+                commonest: 3
+            }
+        );
     }
 
     #[test]

@@ -408,3 +408,41 @@ fn the_defaults_fit_four_points_lowering_transform_neighbors_with_a_warning() {
     .unwrap();
     common::assert_lowered_on_four_points(&m, x.as_ref(), "(N − 1)/3");
 }
+
+#[test]
+fn points_that_coincide_with_all_their_neighbours_name_the_perplexity() {
+    // Three distinct points repeated 27, 27 and 26 times: at perplexity 5 every point's
+    // 16 nearest others are copies; 26 copies need k ≥ 26, a perplexity of 25/3 (8.34
+    // rounded up).
+    let x = Mat::from_fn(80, 2, |i, j| ((i * 3 / 80) * (j + 1)) as f64);
+    let e = Tsne {
+        perplexity: 5.0,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidParameter {
+                name: "perplexity",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("3 distinct ones, each repeated at least 26 times")
+            && e.to_string().contains("give a perplexity of at least 8.34"),
+        "{e}"
+    );
+    let m = Tsne {
+        perplexity: 8.34,
+        max_iter: 250,
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert!(m.embedding().is_all_finite());
+}

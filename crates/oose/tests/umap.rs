@@ -385,3 +385,35 @@ fn the_defaults_fit_four_points_lowering_the_neighbour_counts_with_warnings() {
         "{e:?}"
     );
 }
+
+#[test]
+fn points_that_coincide_with_all_their_neighbours_name_n_neighbors() {
+    // Two distinct points, 40 copies each: every point's 14 nearest others are copies.
+    // Not "all points coincide" (they do not): the n_neighbors that gets past them.
+    let x = Mat::from_fn(80, 3, |i, _| (i % 2) as f64);
+    let e = Umap::default().fit(x.as_ref()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidParameter {
+                name: "n_neighbors",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains(
+            "the 80 points are 2 distinct ones, each repeated at least 40 times), so UMAP has \
+             no distance to work with; give n_neighbors above 40"
+        ),
+        "{e}"
+    );
+    let m = Umap {
+        n_neighbors: 41,
+        ..quick()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    assert!(m.embedding().is_all_finite());
+}

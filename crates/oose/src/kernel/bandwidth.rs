@@ -107,9 +107,23 @@ impl Epsilon {
         of_distance: bool,
     ) -> Result<(f64, Option<f64>)> {
         let coincide = || {
+            let c = crate::validate::copies(x);
             Error::param(
                 "epsilon",
-                "the automatic rule found no positive pairwise distance (the points coincide); give ε explicitly",
+                if c.distinct <= 1 {
+                    "the automatic rule found no positive pairwise distance (the points \
+                     coincide); give ε explicitly"
+                        .to_string()
+                } else {
+                    format!(
+                        "the automatic rule found no usable pairwise distance: the {} points \
+                         are {} distinct ones, the most repeated {} times, so most pairs \
+                         coincide; give ε explicitly",
+                        x.nrows(),
+                        c.distinct,
+                        c.commonest
+                    )
+                },
             )
         };
         let positive = |e: f64| (e > 0.0 && e.is_finite()).then_some(e);
@@ -358,6 +372,22 @@ pub fn median(v: &mut [f64]) -> f64 {
 mod tests {
     use super::*;
     use crate::kernel::Kernel;
+
+    #[test]
+    fn no_usable_distance_says_whether_the_points_coincide_or_repeat() {
+        // 79 copies of one point and one other: the median distance is 0, yet the
+        // points do not all coincide (the log-slope rule finds the 79 other distances).
+        let x = faer::Mat::from_fn(80, 2, |i, _| if i == 79 { 0.0 } else { 1.0 });
+        let e = Epsilon::Median.resolve(x.as_ref(), false).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the 80 points are 2 distinct ones, the most repeated 79 times"),
+            "{e}"
+        );
+        let same = faer::Mat::from_fn(5, 2, |_, _| -0.0 + 0.0);
+        let e = Epsilon::Median.resolve(same.as_ref(), false).unwrap_err();
+        assert!(e.to_string().contains("(the points coincide)"), "{e}");
+    }
 
     #[test]
     fn a_kernel_keeps_its_two_variant_epsilon_on_disk() {

@@ -202,12 +202,12 @@ impl Tsne {
             .map(|r| r.iter().map(|d| d * d).collect())
             .collect();
         if sq.iter().flatten().all(|d| *d == 0.0) {
-            return Err(Error::invalid(
-                "training data",
-                (0, 0),
-                x[(0, 0)],
-                "all points coincide: t-SNE has nothing to embed",
-            ));
+            let k = idx.first().map_or(0, Vec::len);
+            return Err(validate::no_distances(x, "t-SNE", k, "perplexity", |c| {
+                // k = ⌊3·perplexity⌋ + 1 reaches past c − 1 copies (rounded up to 0.01).
+                let p = ((c - 1) as f64 / 3.0 * 100.0).ceil() / 100.0;
+                format!("give a perplexity of at least {p}")
+            }));
         }
         Ok(affinities::joint(idx, &sq, self.perplexity).0)
     }

@@ -190,12 +190,9 @@ impl Umap {
         crate::progress::check()?;
         let (idx, dist) = &graph.neighbours;
         if dist.iter().flatten().all(|&v| v == 0.0) {
-            return Err(Error::invalid(
-                "training data",
-                (0, 0),
-                x[(0, 0)],
-                "all points coincide: UMAP has nothing to embed",
-            ));
+            return Err(validate::no_distances(x, "UMAP", k, "n_neighbors", |c| {
+                format!("give n_neighbors above {c}")
+            }));
         }
         let mean_distance = fuzzy::mean_distance(dist);
         let mut w = fuzzy::fuzzy_union(idx, dist, self.n_neighbors, mean_distance);
