@@ -51,12 +51,7 @@ pub enum Error {
         got: String,
     },
     /// Fewer positive eigenvalues than requested components.
-    #[error(
-        "requested {requested} components but only {available} eigenvalue(s) are above the \
-         tolerance {tolerance:?} (eigenvalue {requested} is {value:?}); ask for fewer \
-         components, or for a smaller rank_tolerance where eigenvalue {requested} is not \
-         round-off"
-    )]
+    #[error("{}", too_few_eigenvalues(*requested, *available, *value, *tolerance))]
     NotEnoughPositiveEigenvalues {
         /// Components asked for.
         requested: usize,
@@ -218,6 +213,23 @@ impl Error {
             name,
             reason: reason.into(),
         }
+    }
+}
+
+/// [`Error::NotEnoughPositiveEigenvalues`]'s message: with none above the tolerance
+/// there is nothing to embed, and a smaller tolerance is no remedy.
+fn too_few_eigenvalues(requested: usize, available: usize, value: f64, tolerance: f64) -> String {
+    let head = format!(
+        "requested {requested} components but only {available} eigenvalue(s) are above the \
+         tolerance {tolerance:?} (eigenvalue {requested} is {value:?})"
+    );
+    if available == 0 {
+        format!("{head}: nothing to embed (do the points coincide?)")
+    } else {
+        format!(
+            "{head}; ask for fewer components, or for a smaller rank_tolerance where \
+             eigenvalue {requested} is not round-off"
+        )
     }
 }
 

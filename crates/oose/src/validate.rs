@@ -83,12 +83,10 @@ pub(crate) fn no_distances(
 ) -> Error {
     let c = copies(x);
     if c.distinct <= 1 {
-        return Error::invalid(
-            "training data",
-            (0, 0),
-            x[(0, 0)],
-            "all points coincide: nothing to embed",
-        );
+        return Error::Singular(format!(
+            "training data: all {} points coincide: {method} has nothing to embed",
+            x.nrows()
+        ));
     }
     Error::param(
         param,

@@ -365,3 +365,29 @@ fn rank_tolerance_outside_the_unit_interval_is_named_by_every_method_that_has_on
         }
     }
 }
+
+#[test]
+fn no_eigenvalue_above_the_tolerance_says_there_is_nothing_to_embed() {
+    use oose::model::params::Values;
+    use oose::model::{Input, Model};
+    let same = Mat::from_fn(30, 3, |_, j| j as f64);
+    let e = Model::fit("mds", &Values::new(), Input::Points(same.as_ref())).unwrap_err();
+    assert!(
+        matches!(e, Error::NotEnoughPositiveEigenvalues { available: 0, .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .ends_with("nothing to embed (do the points coincide?)"),
+        "{e}"
+    );
+    // With one eigenvalue above it, the remedies.
+    let line = Mat::from_fn(30, 3, |i, _| i as f64);
+    let e = Model::fit("mds", &Values::new(), Input::Points(line.as_ref())).unwrap_err();
+    assert!(
+        e.to_string().contains("only 1 eigenvalue(s)")
+            && e.to_string()
+                .contains("ask for fewer components, or for a smaller rank_tolerance"),
+        "{e}"
+    );
+}

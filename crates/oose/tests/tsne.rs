@@ -260,7 +260,11 @@ fn bad_input_is_a_typed_error_naming_the_parameter() {
     }
     .fit(constant.as_ref())
     .unwrap_err();
-    assert!(e.to_string().contains("all points coincide"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("training data: all 50 points coincide: t-SNE has nothing to embed"),
+        "{e}"
+    );
     // Duplicated points (zero distances) embed without NaN.
     let dup = Mat::from_fn(60, 3, |i, j| ((i / 2) * 3 + j) as f64 * 0.37 % 5.0);
     let m = Tsne {

@@ -296,7 +296,11 @@ fn bad_input_is_a_typed_error_naming_the_parameter() {
     );
     let constant = Mat::from_fn(50, 3, |_, _| 1.5);
     let e = quick().fit(constant.as_ref()).unwrap_err();
-    assert!(e.to_string().contains("all points coincide"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("training data: all 50 points coincide: UMAP has nothing to embed"),
+        "{e}"
+    );
     let mut nan = x.clone();
     nan[(7, 2)] = f64::NAN;
     let e = quick().fit(nan.as_ref()).unwrap_err();
