@@ -363,3 +363,31 @@ fn from_20000_points_in_high_dimension_the_novelty_score_uses_nn_descent() {
     // leave-one-out calibration score, so none is flagged.
     assert_eq!(flagged(&x.as_ref().subrows(0, 300).to_owned()), 0);
 }
+
+#[test]
+fn a_network_too_large_for_memory_is_refused_before_it_is_allocated() {
+    // 10⁹ hidden units: ~10¹⁰ weights with their gradients and moments, hundreds of
+    // GiB (was an allocation failure inside faer, a panic).
+    let x = correlated();
+    for precision in [Precision::Float64, Precision::Float32] {
+        let e = Autoencoder {
+            layers: vec![1_000_000_000],
+            epochs: 1,
+            precision,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::OutOfMemory {
+                    what: "the autoencoder's training",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("GiB"), "{e}");
+    }
+}

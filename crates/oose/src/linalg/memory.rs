@@ -39,7 +39,12 @@ pub fn human(bytes: u128) -> String {
 /// Refuses work that needs `matrices` dense matrices of `rows`×`cols` doubles when they
 /// do not fit in the memory available; the error names `what` and the size.
 pub(crate) fn plan(what: &'static str, matrices: u128, rows: usize, cols: usize) -> Result<()> {
-    let needed = matrices * rows as u128 * cols as u128 * 8;
+    plan_bytes(what, matrices * rows as u128 * cols as u128 * 8)
+}
+
+/// Refuses work that needs `needed` bytes when they do not fit in the memory available;
+/// the error names `what` and the size.
+pub(crate) fn plan_bytes(what: &'static str, needed: u128) -> Result<()> {
     match available() {
         Some(avail) if needed > avail as u128 => Err(Error::OutOfMemory {
             what,

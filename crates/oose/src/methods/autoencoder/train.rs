@@ -65,6 +65,23 @@ fn architecture(s: &Settings, width: usize) -> [(Vec<usize>, Vec<Activation>); 2
     [(enc, ea), (dec, da)]
 }
 
+/// Refuses a network whose training would not fit in memory (a hidden layer of 10⁹
+/// units), naming the size, before anything is allocated: the weights with their
+/// gradients and Adam's two moments in `T`, the best weights kept in float64, and three
+/// values per unit and point of a batch and of the validation rows.
+fn plan_memory<T>(s: &Settings, enc: &[usize], dec: &[usize], n: usize) -> Result<()> {
+    let weights = |w: &[usize]| -> u128 {
+        w.windows(2)
+            .map(|p| p[0] as u128 * p[1] as u128 + p[1] as u128)
+            .sum()
+    };
+    let units: u128 = enc.iter().chain(dec).map(|&w| w as u128).sum();
+    let t = std::mem::size_of::<T>() as u128;
+    let rows = s.batch_size.min(n) as u128 + (n as f64 * s.validation_fraction) as u128;
+    let needed = (weights(enc) + weights(dec)) * (4 * t + 8) + 3 * units * rows * t;
+    crate::linalg::memory::plan_bytes("the autoencoder's training", needed)
+}
+
 /// Loss of a batch (sum over its points, accumulated in float64) and, when `grad` is
 /// set, one Adam step on it. `eps` gives the reparameterisation noise of each point (VAE).
 fn batch_loss<T: Real>(
@@ -144,6 +161,7 @@ fn train_in<T: Real>(s: &Settings, z: MatRef<'_, f64>) -> Result<Trained> {
     let n = z.nrows();
     let mut rng = Rng::new(s.seed);
     let [(ew, ea), (dw, da)] = architecture(s, z.ncols());
+    plan_memory::<T>(s, &ew, &dw, n)?;
     let mut enc = Trainable::<T>::new(&ew, &ea, &mut rng);
     let mut dec = Trainable::<T>::new(&dw, &da, &mut rng);
     let mut order: Vec<usize> = (0..n).collect();
