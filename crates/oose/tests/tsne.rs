@@ -425,16 +425,7 @@ fn points_that_coincide_with_all_their_neighbours_name_the_perplexity() {
     }
     .fit(x.as_ref())
     .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::InvalidParameter {
-                name: "perplexity",
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    assert_eq!(common::refused_param(&e), "perplexity");
     assert!(
         e.to_string()
             .contains("3 distinct ones, each repeated at least 26 times")

@@ -75,3 +75,11 @@ where
     let e = m.extend(x).unwrap();
     assert_eq!(e.coordinates, m.embedding().to_owned());
 }
+
+/// The parameter an `Error::InvalidParameter` names (panics on any other error).
+pub fn refused_param(e: &oose::error::Error) -> &'static str {
+    match e {
+        oose::error::Error::InvalidParameter { name, .. } => name,
+        other => panic!("not a parameter error: {other:?}"),
+    }
+}
