@@ -406,10 +406,12 @@ impl Novelty {
         let alpha = alpha.unwrap_or(self.alpha);
         let smallest = self.smallest_pvalue();
         let n = self.calibration.len();
+        // The level to suggest, rounded up: 1/81 = 0.012345… asks for 0.0124.
+        let reachable = (smallest * 1e4).ceil() / 1e4;
         (alpha < smallest).then(|| {
             format!(
                 "is_novel cannot be set at alpha = {alpha}: with {n} training points the \
-                 smallest novelty p-value is 1/{} = {smallest:.4}; ask for alpha ≥ {smallest:.4} \
+                 smallest novelty p-value is 1/{} = {smallest:.4}; ask for alpha ≥ {reachable} \
                  or fit on at least {} points (novelty and novelty_pvalue still rank the rows)",
                 n + 1,
                 (1.0 / alpha).ceil() as usize - 1,

@@ -152,10 +152,13 @@ fn a_level_below_the_smallest_pvalue_is_named_and_flags_nothing() {
     assert!(
         note.contains(
             "alpha = 0.01: with 80 training points the smallest novelty p-value is 1/81 = 0.0123"
-        ) && note.contains("at least 99 points"),
+        ) && note.contains("ask for alpha ≥ 0.0124 or fit on at least 99 points"),
         "{note}"
     );
     assert!(nov.score(far.as_ref(), Some(1.0 / 81.0)).unwrap().is_novel[0]);
+    // The level suggested is reached (rounded up, not down to 0.0123).
+    assert!(nov.score(far.as_ref(), Some(0.0124)).unwrap().is_novel[0]);
+    assert!(nov.unreachable_level(Some(0.0123)).is_some());
     assert_eq!(nov.unreachable_level(Some(1.0 / 81.0)), None);
     // 99 points reach 0.01 exactly.
     let y = three_d_clusters(99, 2, 3).points;
