@@ -48,13 +48,15 @@ fn guarded<T>(f: impl FnOnce() -> oose::Result<T>) -> PyResult<T> {
     }
 }
 
+/// The most threads `n_jobs` may ask for (the package reads it as `_oose.MAX_THREADS`):
+/// a larger count is a mistake, not a machine, and each thread is spawned at once.
+const MAX_THREADS: i64 = 1024;
+
 /// The thread pool of `n_jobs` (scikit-learn's convention: `None` or −1 all cores,
 /// −2 all but one, …; a positive count as given). `None` returned: rayon's global pool
 /// (all cores). Pools are kept per size: a `transform` of one row must not pay for
 /// spawning threads.
 fn pool(n_jobs: Option<i64>) -> PyResult<Option<Arc<ThreadPool>>> {
-    // A larger count is a mistake, not a machine: each thread is spawned at once.
-    const MAX_THREADS: i64 = 1024;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
     let n = match n_jobs {
         None | Some(-1) => return Ok(None),
@@ -671,6 +673,7 @@ fn dataset<'py>(
 #[pymodule]
 fn _oose(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyModel>()?;
+    m.add("MAX_THREADS", MAX_THREADS)?;
     m.add_class::<nystrom::PyNystromPlan>()?;
     m.add_class::<nystrom::PyNystromSums>()?;
     m.add_class::<nystrom::PyNystromFit>()?;

@@ -21,16 +21,11 @@ pub(crate) fn finite_nonempty(what: &'static str, x: MatRef<'_, f64>) -> Result<
 /// normal number and lose their digits or vanish (the points would be found to
 /// coincide); names the largest entry.
 pub(crate) fn training_points(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
-    finite_nonempty(what, x)?;
-    let mut largest = (0, 0, 0.0f64);
-    for j in 0..x.ncols() {
-        for (i, v) in x.col(j).iter().enumerate() {
-            if v.abs() > largest.2.abs() {
-                largest = (i, j, *v);
-            }
-        }
+    if x.nrows() == 0 || x.ncols() == 0 {
+        return finite_nonempty(what, x);
     }
-    let (row, col, value) = largest;
+    // The same pass as `finite`'s.
+    let (row, col, value) = checked(what, x)?;
     if value != 0.0 && value.abs() < 1e-150 {
         return Err(Error::invalid(
             what,
@@ -106,14 +101,18 @@ pub(crate) fn no_distances(
 /// and that no row is too large for the arithmetic ([`magnitude`]). One pass over the
 /// entries; rows are measured only where an entry exceeds 1e150.
 pub(crate) fn finite(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
+    checked(what, x).map(|_| ())
+}
+
+/// [`finite`], returning the entry of largest magnitude (row, column, value; zeros for
+/// an empty or all-zero `x`).
+fn checked(what: &'static str, x: MatRef<'_, f64>) -> Result<(usize, usize, f64)> {
     // Entries up to 1e150 cannot overflow a squared norm of fewer than 1e7 columns.
     let limit = if x.ncols() < 10_000_000 { 1e150 } else { 0.0 };
-    let mut big = false;
+    let mut largest = (0, 0, 0.0f64);
     let mut first: Option<(usize, usize, f64)> = None;
     for j in 0..x.ncols() {
-        for i in 0..x.nrows() {
-            let v = x[(i, j)];
-            big |= v.abs() > limit;
+        for (i, &v) in x.col(j).iter().enumerate() {
             if !v.is_finite() {
                 match first {
                     Some((r, _, _)) if r <= i => {}
@@ -121,11 +120,14 @@ pub(crate) fn finite(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
                 }
                 break;
             }
+            if v.abs() > largest.2.abs() {
+                largest = (i, j, v);
+            }
         }
     }
     match first {
-        None if big => magnitude(what, x),
-        None => Ok(()),
+        None if largest.2.abs() > limit => magnitude(what, x).map(|_| largest),
+        None => Ok(largest),
         Some((row, col, value)) => Err(Error::NonFinite {
             what,
             row,

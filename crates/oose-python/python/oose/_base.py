@@ -33,11 +33,6 @@ class FitWarning(UserWarning):
     connected (Isomap) or embedded component by component (the diffusion methods)."""
 
 
-# The most threads ``n_jobs`` asks for (the core's limit too): a larger count is a
-# mistake, not a machine.
-_MAX_THREADS = 1024
-
-
 class NoveltyWarning(UserWarning):
     """``is_novel`` cannot be set at the level asked: ``alpha`` is below the smallest
     novelty p-value, 1 / (N + 1) for N training points (at the default 0.01, fewer than
@@ -247,8 +242,9 @@ class OoseEstimator(BaseEstimator):
             isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
         ):
             raise ValueError(f"n_jobs: expected None or an int, got {n_jobs!r}")
-        if n_jobs is not None and n_jobs > _MAX_THREADS:
-            raise ValueError(f"n_jobs: at most {_MAX_THREADS} threads, got {n_jobs}")
+        if n_jobs is not None and n_jobs > _oose.MAX_THREADS:
+            # Checked here too: a count beyond a C long cannot reach the core's check.
+            raise ValueError(f"n_jobs: at most {_oose.MAX_THREADS} threads, got {n_jobs}")
         # Below −(cores + 1) every count means one thread: clamped into a C long.
         return {"n_jobs": None if n_jobs is None else max(int(n_jobs), -(2**62))}
 

@@ -161,22 +161,15 @@ impl Umap {
     /// to N; the model records the values used.
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FittedUmap> {
         validate::training_points("training data", x)?;
+        let n = x.nrows();
         let mut p = self.clone();
         let mut notes = Vec::new();
-        crate::neighbors::lower_transform_neighbors(
-            &mut p.transform_neighbors,
-            x.nrows(),
-            &mut notes,
-        );
-        crate::neighbors::fit_lowered(
-            &p,
-            x,
-            |p| &mut p.n_neighbors,
-            |p, x, mut w| {
-                w.append(&mut notes);
-                p.fit_noting(x, w)
-            },
-        )
+        if let Some((used, note)) = crate::neighbors::lowered(p.n_neighbors, n) {
+            p.n_neighbors = used;
+            notes.push(note);
+        }
+        crate::neighbors::lower_transform_neighbors(&mut p.transform_neighbors, n, &mut notes);
+        p.fit_noting(x, notes)
     }
 
     fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedUmap> {
