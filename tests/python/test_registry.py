@@ -67,3 +67,51 @@ def test_model_params_are_what_was_fitted():
     back = _oose.Model.from_bytes(est.model_.to_bytes())
     assert back.params() == p
     np.testing.assert_array_equal(back.embedding(), est.embedding_)
+
+
+def _fit(est, X):
+    return est.fit(X, X[:, 0]) if isinstance(est, oose.KernelInterpolator) else est.fit(X)
+
+
+@pytest.mark.filterwarnings("ignore:.*semidefinite program stopped short")
+@pytest.mark.parametrize("cls", oose._ESTIMATORS, ids=lambda c: c.__name__)
+def test_every_parameter_is_checked_at_fit_whether_or_not_it_is_read(cls):
+    # NaN for every parameter that takes a number or a name, and a name that is none
+    # of the choices (for an integer one, 2.5 too): refused by fit, naming the
+    # parameter, in every estimator, also where the configuration does not read it
+    # (coef0 of a Gaussian kernel, kernel PCA's landmark choice without n_landmarks)
+    # and where only transform reads it (strategy, extension, lowrank_tolerance), so
+    # that fit_transform cannot pass one.
+    X = oose.datasets.s_curve(40, random_state=2)
+    for name, default in cls().get_params().items():
+        if name in ("random_state", "n_jobs", "verbose") or isinstance(default, (bool, tuple)):
+            continue
+        integer = isinstance(default, int)
+        for bad in (float("nan"), "zzz") + ((2.5,) if integer else ()):
+            with pytest.raises(ValueError, match=name) as e:
+                _fit(cls(**{name: bad}), X)
+            assert "Traceback" not in str(e.value)
+    for name, bad in [("n_jobs", 2.5), ("n_jobs", "zzz"), ("verbose", "zzz"), ("verbose", None)]:
+        with pytest.raises(ValueError, match=name):
+            _fit(cls(**{name: bad}), X)
+    # A valid value that this fit does not read stays accepted (scikit-learn's rule).
+    est = _fit(cls(), X)
+    assert est.embedding_.shape[0] == 40
+
+
+def test_a_transform_option_the_model_lacks_is_refused_by_fit_and_load(tmp_path):
+    X = oose.datasets.s_curve(60, random_state=3)
+    with pytest.raises(ValueError, match="restricted reconstruction is for the inner-product"):
+        oose.TSNE(strategy="restricted", perplexity=10).fit_transform(X)
+    with pytest.raises(ValueError, match="low-rank needs a dense kernel"):
+        oose.DiffusionMaps(n_neighbors=10, extension="low-rank").fit(X)
+    est = oose.KernelPCA(kernel="gaussian", coef0=7.5, landmarks="random").fit(X)
+    est.save(tmp_path / "k.oose")
+    with pytest.raises(ValueError, match="`strategy`: expected one of"):
+        oose.KernelPCA.load(tmp_path / "k.oose", strategy="restriced")
+    with pytest.raises(ValueError, match="`lowrank_tolerance`: expected a real number"):
+        oose.KernelPCA.load(tmp_path / "k.oose", lowrank_tolerance="1e-3")
+    with pytest.raises(ValueError, match="no extension option `alpha`"):
+        _oose.check_extend_options(alpha=0.1)
+    with pytest.raises(ValueError, match="`landmarks`: expected one of"):
+        _oose.check_params("kpca-nystrom", {"landmarks": "pgreedy"})

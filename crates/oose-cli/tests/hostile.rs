@@ -367,6 +367,14 @@ fn the_smaller_findings_are_named_by_their_flags() {
         1,
         "at row 1, column 1 (0-based; value 5e160)",
     );
+    // NaN is no value for any real parameter, read by this kernel or not.
+    fails(
+        &oose(&[
+            "fit", "kpca", "--input", &train, "--output", &out, "--coef0", "nan",
+        ]),
+        2,
+        "--coef0: expected a number, got NaN",
+    );
     // An option another method takes is refused, like one no method takes.
     fails(
         &oose(&[

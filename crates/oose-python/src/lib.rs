@@ -435,24 +435,9 @@ impl PyModel {
             .transpose()
             .map_err(|_| PyValueError::new_err("kernel_diagonal: expected a 1-D float64 array"))?;
         let opts = ExtendOptions {
-            strategy: Some(Strategy::from_name(strategy).map_err(value_error)?),
-            density: density
-                .map(Density::from_name)
-                .transpose()
-                .map_err(value_error)?,
-            on_isolated: on_isolated
-                .map(OnIsolated::from_name)
-                .transpose()
-                .map_err(value_error)?,
             kernel_diagonal: diag.as_deref(),
             alpha,
-            extension: match (extension, lowrank_tolerance) {
-                (None, None) => None,
-                (name, tol) => Some(
-                    ExtensionChoice::from_name(name.unwrap_or("exact"), tol)
-                        .map_err(value_error)?,
-                ),
-            },
+            ..extend_options(strategy, density, on_isolated, extension, lowrank_tolerance)?
         };
         let model = &self.inner;
         let e = py.detach(|| {
@@ -461,6 +446,17 @@ impl PyModel {
             })
         })?;
         extension_to_python(py, e)
+    }
+
+    /// Checks extension options, given as `extend` takes them (keywords `strategy`,
+    /// `density`, `on_isolated`, `extension`, `lowrank_tolerance`), against this model,
+    /// reading no data: an option the model does not support, or a value that is not
+    /// one, is a `ValueError` naming it (estimators call it at fit, so that a wrong
+    /// option is not found first by `transform`).
+    #[pyo3(signature = (**options))]
+    fn check_options(&self, options: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        let opts = named_options(options)?;
+        self.inner.check_options(&opts).map_err(value_error)
     }
 
     /// The inverse transform (UMAP): rows of embedding coordinates back to the input
@@ -531,7 +527,7 @@ impl PyModel {
 /// (`{key: text}`) are stored in the model as `Model.with_annotations` would, without
 /// its copy of the model.
 #[pyfunction]
-#[pyo3(signature = (method, x, params, *, values=None, input="points", n_jobs=None, verbose=false, annotations=None))]
+#[pyo3(signature = (method, x, params, *, values=None, input=None, n_jobs=None, verbose=false, annotations=None))]
 // One argument per Python keyword: the signature is the Python one.
 #[allow(clippy::too_many_arguments)]
 fn fit(
@@ -540,24 +536,20 @@ fn fit(
     x: PyReadonlyArray2<'_, f64>,
     params: &Bound<'_, PyDict>,
     values: Option<PyReadonlyArray2<'_, f64>>,
-    input: &str,
+    input: Option<&Bound<'_, PyAny>>,
     n_jobs: Option<i64>,
     verbose: bool,
     annotations: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyModel> {
     let threads = pool(n_jobs)?;
     let annotations = annotations.map(annotation_pairs).transpose()?;
-    let mut bag = Values::new();
-    for (k, v) in params.iter() {
-        let k: String = k.extract()?;
-        let v = to_value(&k, &v)?;
-        bag.set(&k, v);
-    }
+    let bag = bag(params)?;
     // `kpca` with `n_landmarks` is its landmark form, `kpca-nystrom`.
     let info = MethodInfo::named(method)
         .and_then(|m| m.routed(&bag))
         .map_err(value_error)?;
-    let kind = Proximity::from_name(input).map_err(value_error)?;
+    let input = input.map(|v| name_arg("input", v)).transpose()?;
+    let kind = Proximity::from_name(input.as_deref().unwrap_or("points")).map_err(value_error)?;
     let rows = Rows::new(&x, "X")?;
     let f = values
         .as_ref()
@@ -589,6 +581,126 @@ fn fit(
         None => model,
     };
     Ok(PyModel { inner })
+}
+
+/// The extension options named as `Model.extend` takes them (every value parsed; no
+/// model consulted): what `extend`, `Model.check_options` and `check_extend_options`
+/// read.
+fn extend_options(
+    strategy: &str,
+    density: Option<&str>,
+    on_isolated: Option<&str>,
+    extension: Option<&str>,
+    lowrank_tolerance: Option<f64>,
+) -> PyResult<ExtendOptions<'static>> {
+    Ok(ExtendOptions {
+        strategy: Some(Strategy::from_name(strategy).map_err(value_error)?),
+        density: density
+            .map(Density::from_name)
+            .transpose()
+            .map_err(value_error)?,
+        on_isolated: on_isolated
+            .map(OnIsolated::from_name)
+            .transpose()
+            .map_err(value_error)?,
+        extension: match (extension, lowrank_tolerance) {
+            (None, None) => None,
+            (name, tol) => Some(
+                ExtensionChoice::from_name(name.unwrap_or("exact"), tol).map_err(value_error)?,
+            ),
+        },
+        ..Default::default()
+    })
+}
+
+/// Parses extension options as `Model.extend` takes them (see `Model.check_options`),
+/// before any model exists: an estimator's `fit` calls it first, so that a misspelt
+/// option costs no fit; whether the model supports them is `Model.check_options`.
+#[pyfunction]
+#[pyo3(signature = (**options))]
+fn check_extend_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    named_options(options).map(|_| ())
+}
+
+/// The `ValueError` of a parameter given a value of the wrong kind, in the core's words.
+fn refused(name: &str, expected: &str, v: &Bound<'_, PyAny>) -> PyErr {
+    PyValueError::new_err(format!(
+        "invalid parameter `{name}`: expected {expected}, got {}",
+        v.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+    ))
+}
+
+/// A parameter that takes a name, read with an error naming it.
+fn name_arg(name: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
+    v.extract::<String>()
+        .map_err(|_| refused(name, "a name", v))
+}
+
+/// [`extend_options`] from keyword arguments, each value read with an error naming it
+/// (the typed signature of `extend` would say only "must be real number, not str"),
+/// and an unknown keyword refused.
+fn named_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<ExtendOptions<'static>> {
+    const NAMES: [&str; 5] = [
+        "strategy",
+        "density",
+        "on_isolated",
+        "extension",
+        "lowrank_tolerance",
+    ];
+    let (mut names, mut tolerance): ([Option<String>; 4], Option<f64>) = Default::default();
+    if let Some(d) = options {
+        for (k, v) in d.iter() {
+            let k: String = k.extract()?;
+            let Some(at) = NAMES.iter().position(|n| *n == k) else {
+                return Err(PyValueError::new_err(format!(
+                    "no extension option `{k}` (the options: {})",
+                    NAMES.join(", ")
+                )));
+            };
+            if v.is_none() && at > 0 {
+                continue;
+            }
+            if at == 4 {
+                let x = (!v.is_instance_of::<PyBool>())
+                    .then(|| v.extract::<f64>().ok())
+                    .flatten();
+                tolerance = Some(x.ok_or_else(|| refused(&k, "a real number or None", &v))?);
+            } else {
+                names[at] = Some(name_arg(&k, &v)?);
+            }
+        }
+    }
+    let [strategy, density, on_isolated, extension] = &names;
+    extend_options(
+        strategy.as_deref().unwrap_or("projection"),
+        density.as_deref(),
+        on_isolated.as_deref(),
+        extension.as_deref(),
+        tolerance,
+    )
+}
+
+/// Checks the parameters `params` (a dict by SPEC name) of the registered method
+/// `method` as `fit` would, without data: an unknown name or a value the method
+/// cannot take is a `ValueError` naming it. For parameters an estimator holds but
+/// this fit does not read (kernel PCA's landmark choice without `n_landmarks`).
+#[pyfunction]
+fn check_params(method: &str, params: &Bound<'_, PyDict>) -> PyResult<()> {
+    let info = MethodInfo::named(method).map_err(value_error)?;
+    (info.resolve)(&bag(params)?)
+        .map(|_| ())
+        .map_err(value_error)
+}
+
+/// A dict of parameters by SPEC name as the core's bag of values.
+fn bag(params: &Bound<'_, PyDict>) -> PyResult<Values> {
+    let mut bag = Values::new();
+    for (k, v) in params.iter() {
+        let k: String = k.extract()?;
+        let v = to_value(&k, &v)?;
+        bag.set(&k, v);
+    }
+    Ok(bag)
 }
 
 /// `{key: text}` as the pairs `Model::with_annotations` takes.
@@ -683,6 +795,8 @@ fn _oose(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(param_help, m)?)?;
     m.add_function(wrap_pyfunction!(dataset, m)?)?;
     m.add_function(wrap_pyfunction!(tsne_joint_probabilities, m)?)?;
+    m.add_function(wrap_pyfunction!(check_extend_options, m)?)?;
+    m.add_function(wrap_pyfunction!(check_params, m)?)?;
     m.add("FORMAT_VERSION", oose::model::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

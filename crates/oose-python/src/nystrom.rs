@@ -5,23 +5,16 @@
 //! fit: its model, and the coordinates of rows without diagnostics or novelty search
 //! (the training embedding's pass). Plans, sums and fits pickle through their bytes.
 
-use crate::{by_bytes, guarded, to_value, value_error, PyModel, Reduced, Rows};
+use crate::{bag, by_bytes, guarded, value_error, PyModel, Reduced, Rows};
 use numpy::PyArray2;
 use numpy::PyReadonlyArray2;
 use oose::methods::kernel_pca::{FittedNystromKpca, NystromKpca, NystromPlan, NystromSums};
-use oose::model::params::Values;
 use oose::model::{Method, Model};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 fn params_of(params: &Bound<'_, PyDict>) -> PyResult<NystromKpca> {
-    let mut bag = Values::new();
-    for (k, v) in params.iter() {
-        let k: String = k.extract()?;
-        let v = to_value(&k, &v)?;
-        bag.set(&k, v);
-    }
-    NystromKpca::from_values(&bag).map_err(value_error)
+    NystromKpca::from_values(&bag(params)?).map_err(value_error)
 }
 
 /// The landmarks of a Nyström fit and their factor: what every chunk's sums need.

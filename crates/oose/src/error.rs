@@ -214,6 +214,15 @@ impl Error {
             reason: reason.into(),
         }
     }
+
+    /// The same error about the parameter `name`: a table of names shared by two
+    /// parameters (t-SNE's `neighbors` and `transform_search`) says which was given.
+    pub(crate) fn about(self, name: &'static str) -> Self {
+        match self {
+            Error::InvalidParameter { reason, .. } => Error::InvalidParameter { name, reason },
+            e => e,
+        }
+    }
 }
 
 /// [`Error::NotEnoughPositiveEigenvalues`]'s message: with none above the tolerance

@@ -248,18 +248,28 @@ class OoseEstimator(BaseEstimator):
         # Below −(cores + 1) every count means one thread: clamped into a C long.
         return {"n_jobs": None if n_jobs is None else max(int(n_jobs), -(2**62))}
 
+    def _verbose(self) -> bool:
+        """``verbose`` as a flag (a bool or an int, as scikit-learn's; 0 is off)."""
+        verbose = getattr(self, "verbose", False)
+        if not isinstance(verbose, (bool, numbers.Integral)):
+            raise ValueError(f"verbose: expected a bool or an int, got {verbose!r}")
+        return bool(verbose)
+
     def _fit_model(self, X, y, **inputs):
         """Fits the method through the core's registry; ``inputs`` are ``values`` (the
         function values of an interpolant) or ``input`` (what ``X`` holds)."""
         if "input" in self.get_params(deep=False):
             inputs.setdefault("input", self.input)
+        # Extension options are read by transform; a misspelt one is refused here,
+        # before the fit, as scikit-learn validates every parameter at fit.
+        _oose.check_extend_options(**self._extend_options())
         params = self._core_params()
         model = _oose.fit(
             self._method,
             X,
             params,
             annotations=self._annotations(params.get("seed")),
-            verbose=bool(getattr(self, "verbose", False)),
+            verbose=self._verbose(),
             **self._runtime(),
             **inputs,
         )
@@ -335,6 +345,10 @@ class OoseEstimator(BaseEstimator):
         """Sets the fitted attributes from the Rust model; ``annotate``: store this
         estimator's parameters in it (False for a model read from a file, and for one
         from ``_fit_model``, which stored them at the fit)."""
+        # Whether this model supports the extension options (restricted reconstruction
+        # of a t-SNE model, a low-rank extension of a sparse kernel): known now, and
+        # said now rather than by the first transform (fit_transform never calls one).
+        model.check_options(**self._extend_options())
         if annotate:
             model = model.with_annotations(self._annotations(model.params().get("seed")))
         self.model_ = model

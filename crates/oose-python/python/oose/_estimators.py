@@ -12,6 +12,7 @@ from sklearn.base import ClusterMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
+from . import _oose
 from ._base import OoseEstimator, OoseTransformerMixin, _aligned
 
 
@@ -208,8 +209,12 @@ class KernelPCA(_StrategyOption, _Embedding):
         fit's (``solver`` left out at its default, refused by name otherwise)."""
         out = super()._core_params()
         if self.n_landmarks is None:
-            for k in ("n_landmarks", "landmarks", "landmark_sample", "seed"):
-                out.pop(k, None)
+            # Not read by the exact fit, but checked as the Nyström fit would (a
+            # misspelt landmark choice is an error, not a value kept for later).
+            landmark_only = ("n_landmarks", "landmarks", "landmark_sample", "seed")
+            unused = {k: out.pop(k) for k in landmark_only if k in out}
+            unused.pop("n_landmarks", None)
+            _oose.check_params("kpca-nystrom", unused)
             return out
         if self.solver != "auto":
             raise ValueError(

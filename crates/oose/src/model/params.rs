@@ -310,18 +310,25 @@ fn too_large(name: &'static str) -> Error {
     Error::param(name, "too large")
 }
 
+/// A real number from `v`. NaN is refused here, for every parameter, whether or not the
+/// configuration uses it (scikit-learn's rule: a value that cannot mean anything is an
+/// error at fit, not something a later option might start to read).
 fn number(name: &'static str, v: &Value) -> Result<f64> {
-    match v {
-        Value::Float(x) => Ok(*x),
-        Value::Int(i) => Ok(*i as f64),
+    let x = match v {
+        Value::Float(x) => *x,
+        Value::Int(i) => *i as f64,
         Value::Str(s) => match s.trim() {
-            "inf" | "infinity" => Ok(f64::INFINITY),
+            "inf" | "infinity" => f64::INFINITY,
             t => t
                 .parse::<f64>()
-                .map_err(|_| Error::param(name, format!("expected a number, got {s:?}"))),
+                .map_err(|_| Error::param(name, format!("expected a number, got {s:?}")))?,
         },
-        v => Err(Error::param(name, format!("expected a number, got {v}"))),
+        v => return Err(Error::param(name, format!("expected a number, got {v}"))),
+    };
+    if x.is_nan() {
+        return Err(Error::param(name, "expected a number, got NaN"));
     }
+    Ok(x)
 }
 
 /// A field of a parameter struct as parameter values: a scalar is one value under the
@@ -468,7 +475,7 @@ impl<T: Named> Param for T {
         out.push((name, Value::Str(Named::name(self).into())));
     }
     fn get(v: &Values, name: &'static str, default: &Self) -> Result<Self> {
-        T::from_name(&v.name(name, Named::name(default))?)
+        T::from_name(&v.name(name, Named::name(default))?).map_err(|e| e.about(name))
     }
 }
 
@@ -554,6 +561,46 @@ mod tests {
         assert_eq!(out, vec![("shade", Value::Str("light".into()))]);
         let v = Values::new().with("shade", Value::Str("pale".into()));
         assert_eq!(Shade::get(&v, "shade", &Shade::Dark).unwrap(), Shade::Light);
+        // A second parameter with the same table: its error names it, not the table.
+        let v = Values::new().with("border", Value::Str("grey".into()));
+        match Shade::get(&v, "border", &Shade::Dark) {
+            Err(Error::InvalidParameter { name, reason }) => {
+                assert_eq!(name, "border");
+                assert!(
+                    reason.contains("expected one of light, pale, dark"),
+                    "{reason}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn nan_is_refused_for_every_real_parameter_typed_or_written() {
+        for v in [
+            Value::Float(f64::NAN),
+            Value::Str("nan".into()),
+            Value::Str(" NaN".into()),
+        ] {
+            let bag = Values::new().with("coef0", v.clone());
+            for e in [
+                bag.f64("coef0", 1.0).unwrap_err(),
+                bag.opt_f64("coef0", None).unwrap_err(),
+            ] {
+                match e {
+                    Error::InvalidParameter { name, reason } => {
+                        assert_eq!(
+                            (name, reason.as_str()),
+                            ("coef0", "expected a number, got NaN")
+                        )
+                    }
+                    other => panic!("{v:?}: {other:?}"),
+                }
+            }
+        }
+        // Infinities stay numbers (a parameter's own range check judges them).
+        let inf = Values::new().with("t", Value::Str("inf".into()));
+        assert_eq!(inf.f64("t", 1.0).unwrap(), f64::INFINITY);
     }
 
     #[test]
