@@ -375,6 +375,13 @@ fn the_smaller_findings_are_named_by_their_flags() {
         2,
         "--coef0: expected a number, got NaN",
     );
+    fails(
+        &oose(&[
+            "fit", "kpca", "--input", &train, "--output", &out, "--coef0", "1e400",
+        ]),
+        2,
+        "--coef0: must be finite, got inf",
+    );
     // An option another method takes is refused, like one no method takes.
     fails(
         &oose(&[

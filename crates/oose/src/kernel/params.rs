@@ -97,6 +97,14 @@ impl Kernel {
         let gamma = v.opt_f64("gamma", None)?;
         let coef0 = v.f64("coef0", c)?;
         let degree = v.u32("degree", p)?;
+        // Every interface passes coef0 whatever the kernel (Python's constructor has
+        // it): checked here, not only by the polynomial kernel that reads it.
+        if !coef0.is_finite() {
+            return Err(Error::param(
+                "coef0",
+                format!("must be finite, got {coef0}"),
+            ));
+        }
         // scikit-learn's γ of the gaussian (and laplacian) kernel is 1/ε: honoured, never
         // silently ignored.
         match (name.as_str(), gamma) {
