@@ -98,8 +98,8 @@ pub struct GraphIndex {
     offsets: Vec<usize>,
     adjacent: Vec<u32>,
     seeds: Vec<u32>,
-    /// (hash of a row's bits, row), sorted.
-    rows: Vec<(u64, u32)>,
+    /// The rows by the hash of their bits ([`RowTable`]).
+    rows: RowTable,
     /// The order a batch is searched in (see `search`).
     order: Order,
 }
@@ -131,9 +131,9 @@ impl GraphIndex {
 
     /// [`GraphIndex::new`] with row i's list given by `list(i)`. Built on a model's
     /// first extension (on every one of the CLI's), so built from flat arrays filled
-    /// by counting rather than a growing list per point, with a sorted table of row
-    /// hashes rather than a hash map of lists; the edges on one thread while the rows
-    /// are copied and hashed on another.
+    /// by counting rather than a growing list per point, with one flat table of row
+    /// hashes ([`RowTable`]) rather than a hash map of lists; the edges on one thread
+    /// while the rows are copied and hashed on another.
     fn from_lists<'a>(
         x: MatRef<'_, f64>,
         list: impl Fn(usize) -> &'a [u32] + Sync,
@@ -161,12 +161,7 @@ impl GraphIndex {
 
     /// The training rows whose bits hash as `z`'s (candidates for being `z`).
     fn same_hash(&self, z: &[f64]) -> impl Iterator<Item = u32> + '_ {
-        let h = row_hash(z.iter().copied());
-        let at = self.rows.partition_point(|e| e.0 < h);
-        self.rows[at..]
-            .iter()
-            .take_while(move |e| e.0 == h)
-            .map(|e| e.1)
+        self.rows.get(row_hash(z.iter().copied()))
     }
 
     fn point(&self, i: u32) -> &[f64] {
@@ -434,21 +429,56 @@ fn both_ways<'a>(n: usize, list: impl Fn(usize) -> &'a [u32]) -> (Vec<usize>, Ve
     (offsets, adjacent)
 }
 
-/// The rows of `x` row-major, the sorted table of (hash of a row's bits, row) and the
-/// batch order of [`batch_order`].
-fn hashed_rows(x: MatRef<'_, f64>) -> (Vec<f64>, Vec<(u64, u32)>, Order) {
+/// The rows of `x` row-major, their [`RowTable`] and the batch order of
+/// [`batch_order`].
+fn hashed_rows(x: MatRef<'_, f64>) -> (Vec<f64>, RowTable, Order) {
     let w = x.ncols();
     let rows_x = crate::linalg::row_major(x);
-    let mut rows: Vec<(u64, u32)> = (0..x.nrows())
-        .map(|i| {
-            (
-                row_hash(rows_x[i * w..(i + 1) * w].iter().copied()),
-                i as u32,
-            )
-        })
-        .collect();
-    rows.sort_unstable();
+    let rows = RowTable::new(
+        (0..x.nrows()).map(|i| row_hash(rows_x[i * w..(i + 1) * w].iter().copied())),
+        x.nrows(),
+    );
     (rows_x, rows, batch_order(x))
+}
+
+/// The training rows by the hash of their bits: an open-addressing table of at least
+/// twice as many slots as rows, a slot holding the hash's upper half and the row + 1
+/// (0: empty), probed linearly from the hash's lower bits. A lookup costs one or two
+/// cache misses; the binary search over a sorted table of (hash, row) it replaces made
+/// about sixteen dependent ones, 7 % of the walk's time (Fashion-MNIST, 60000 rows).
+/// Equal rows are all found (in any order: the walk keeps its candidates by distance,
+/// then index, so the order of visits changes no result).
+#[derive(Clone, Debug, PartialEq)]
+struct RowTable {
+    slots: Vec<(u32, u32)>,
+}
+
+impl RowTable {
+    /// The table of `n` rows whose hashes are `hashes` (row 0's first).
+    fn new(hashes: impl Iterator<Item = u64>, n: usize) -> RowTable {
+        let mut slots = vec![(0u32, 0u32); (2 * n).next_power_of_two().max(2)];
+        let mask = slots.len() - 1;
+        for (i, h) in hashes.enumerate() {
+            let mut s = h as usize & mask;
+            while slots[s].1 != 0 {
+                s = (s + 1) & mask;
+            }
+            slots[s] = ((h >> 32) as u32, i as u32 + 1);
+        }
+        RowTable { slots }
+    }
+
+    /// The rows whose hash may be `h` (the upper half equal; the caller compares bits).
+    fn get(&self, h: u64) -> impl Iterator<Item = u32> + '_ {
+        let mask = self.slots.len() - 1;
+        let tag = (h >> 32) as u32;
+        let start = h as usize & mask;
+        (0..self.slots.len())
+            .map(move |t| self.slots[(start + t) & mask])
+            .take_while(|s| s.1 != 0)
+            .filter(move |s| s.0 == tag)
+            .map(|s| s.1 - 1)
+    }
 }
 
 /// The columns of largest and second largest variance of `x` and half the standard

@@ -208,5 +208,31 @@ fn the_index_is_the_same_on_one_thread_and_two() {
     assert_eq!(one, two);
     let rows: Vec<f64> = (0..5000 * 20).map(|t| x[(t / 20, t % 20)]).collect();
     assert_eq!(one.x, rows);
-    assert_eq!((one.rows.len(), one.offsets.len()), (5000, 5001));
+    let filled = one.rows.slots.iter().filter(|s| s.1 != 0).count();
+    assert_eq!((filled, one.offsets.len()), (5000, 5001));
+}
+
+#[test]
+fn the_row_table_finds_every_row_of_a_hash_through_collisions() {
+    // Rows 0, 2 and 4 share a hash; row 1's lands in their slot (3) and differs in the
+    // upper half; row 3's upper half equals theirs, its slot (12) does not. 2·5 → 16
+    // slots. (A row of the same upper half further along a run of full slots would be
+    // a candidate too: the walk compares the bits.)
+    let hashes = [
+        0x7_0000_0003,
+        0x9_0000_0003,
+        0x7_0000_0003,
+        0x7_0000_000C,
+        0x7_0000_0003,
+    ];
+    let table = RowTable::new(hashes.iter().copied(), hashes.len());
+    assert_eq!(table.slots.len(), 16);
+    let mut same: Vec<u32> = table.get(0x7_0000_0003).collect();
+    same.sort_unstable();
+    assert_eq!(same, [0, 2, 4]);
+    assert_eq!(table.get(0x9_0000_0003).collect::<Vec<_>>(), [1]);
+    assert_eq!(table.get(0x7_0000_000C).collect::<Vec<_>>(), [3]);
+    assert_eq!(table.get(0x5_0000_0001).count(), 0);
+    // A table of no rows has slots, all empty.
+    assert_eq!(RowTable::new(std::iter::empty(), 0).get(3).count(), 0);
 }
