@@ -114,6 +114,10 @@ def test_a_transform_option_the_model_lacks_is_refused_by_fit_and_load(tmp_path)
         oose.KernelPCA.load(tmp_path / "k.oose", strategy="restriced")
     with pytest.raises(ValueError, match="`lowrank_tolerance`: expected a real number"):
         oose.KernelPCA.load(tmp_path / "k.oose", lowrank_tolerance="1e-3")
+    # Changed after the fit: transform checks again, naming it.
+    est.set_params(strategy=None)
+    with pytest.raises(ValueError, match="`strategy`: expected a name, got None"):
+        est.transform(X[:3])
     with pytest.raises(ValueError, match="no extension option `alpha`"):
         _oose.check_extend_options(alpha=0.1)
     with pytest.raises(ValueError, match="`landmarks`: expected one of"):

@@ -384,9 +384,10 @@ class OoseEstimator(BaseEstimator):
     def _extend(self, X, alpha=None, **options):
         check_is_fitted(self, "model_")
         X = self._validate(X, reset=False)
-        return self.model_.extend(
-            X, **self._extend_options(), alpha=alpha, **options, **self._runtime()
-        )
+        opts = self._extend_options()
+        # Checked again (a microsecond): set_params may have changed them since the fit.
+        self.model_.check_options(**opts)
+        return self.model_.extend(X, **opts, alpha=alpha, **options, **self._runtime())
 
     @property
     def _n_features_out(self):
