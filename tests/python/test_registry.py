@@ -94,6 +94,9 @@ def test_every_parameter_is_checked_at_fit_whether_or_not_it_is_read(cls):
     if "coef0" in cls().get_params():
         with pytest.raises(ValueError, match="coef0`: must be finite, got inf"):
             _fit(cls(kernel="gaussian", coef0=float("inf")), X)
+    if "input" in cls().get_params():
+        with pytest.raises(ValueError, match="`input`: expected a name, got None"):
+            _fit(cls(input=None), X)
     for name, bad in [("n_jobs", 2.5), ("n_jobs", "zzz"), ("verbose", "zzz"), ("verbose", None)]:
         with pytest.raises(ValueError, match=name):
             _fit(cls(**{name: bad}), X)

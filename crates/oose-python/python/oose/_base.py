@@ -260,6 +260,8 @@ class OoseEstimator(BaseEstimator):
         function values of an interpolant) or ``input`` (what ``X`` holds)."""
         if "input" in self.get_params(deep=False):
             inputs.setdefault("input", self.input)
+            if inputs["input"] is None:  # the core would read a missing one as points
+                raise ValueError("invalid parameter `input`: expected a name, got None")
         # Extension options are read by transform; a misspelt one is refused here,
         # before the fit, as scikit-learn validates every parameter at fit.
         _oose.check_extend_options(**self._extend_options())
