@@ -137,6 +137,31 @@ fn one_thread_and_two_give_the_same_bits() {
     }
 }
 
+#[test]
+fn data_far_from_unit_scale_fit_as_at_unit_scale() {
+    // scikit-learn's bisection for β starts at 1 and counts the steps that bracket β:
+    // at a scale of 1e20 every row's p is concentrated on its nearest neighbour. Rows
+    // beyond its reach are bisected in units of a power of two (maths §12): data 2¹⁰⁰
+    // and 2⁻¹⁵⁰ times as large fit to the same bits, and data 1e20 times as large to
+    // the divergence of the unscaled fit.
+    let (x, _) = blobs(200, 4, 6);
+    let fit = |f: f64| {
+        let xs = Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)] * f);
+        let m = Tsne {
+            perplexity: 10.0,
+            max_iter: 400,
+            ..Default::default()
+        }
+        .fit(xs.as_ref())
+        .unwrap();
+        (m.embedding().to_owned(), m.kl_divergence())
+    };
+    let (big, tiny) = (fit(2f64.powi(100)), fit(2f64.powi(-150)));
+    assert!(big == tiny);
+    let (unit, far) = (fit(1.0).1, fit(1e20).1);
+    assert!((far / unit - 1.0).abs() < 0.05, "{unit} {far}");
+}
+
 /// The approximate kNN graph: its recall is in the model info, and the embedding
 /// separates the clusters as with the exact graph.
 #[test]

@@ -187,6 +187,33 @@ fn one_thread_and_two_give_the_same_bits() {
 }
 
 #[test]
+fn data_far_from_unit_scale_fit_as_at_unit_scale() {
+    // umap-learn's bisection for σ starts at 1 and counts the steps that bracket σ: at
+    // a scale of 2¹⁰⁰ it stops short of σ. Rows beyond its reach are bisected in units
+    // of a power of two (maths §13): data 2¹⁰⁰, 2²⁰⁰ and 2⁻¹⁵⁰ times as large fit to
+    // the same bits and place new points scaled alike at the same coordinates
+    // (`optimize` draws its negative samples from the row's bytes: other draws there).
+    let (x, _) = blobs(240, 3, 5);
+    let run = |e: i32| {
+        let f = 2f64.powi(e);
+        let xs = Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)] * f);
+        let m: Model = quick().fit(xs.as_ref().subrows(0, 200)).unwrap().into();
+        let z = xs.as_ref().subrows(200, 40);
+        let placed = m.extend(z).unwrap().coordinates;
+        let opts = ExtendOptions {
+            strategy: Some(Strategy::Optimize),
+            ..Default::default()
+        };
+        let moved = m.extend_options(z, &opts).unwrap().coordinates;
+        assert!(moved.is_all_finite());
+        (m.embedding().to_owned(), placed)
+    };
+    let (big, bigger, tiny) = (run(100), run(200), run(-150));
+    assert!(big == bigger && big == tiny);
+    assert!(big.0.is_all_finite() && big.1.is_all_finite());
+}
+
+#[test]
 fn the_inverse_transform_returns_training_points_and_its_power_function_grows_away() {
     let (x, _) = blobs(200, 2, 5);
     let m = quick().fit(x.as_ref()).unwrap();

@@ -13,6 +13,26 @@ pub(crate) fn product(
     out
 }
 
+/// 2ᵉ with 2ᵉ ≤ `largest` < 2ᵉ⁺¹ where e lies outside [−`reach`, `reach`], else 1 (also
+/// for a `largest` that is 0, subnormal or not finite). A bisection that starts at 1 and
+/// doubles or halves a bounded number of times (t-SNE's β, UMAP's σ) reaches a row's
+/// scale only within about 2^±steps: run on the row divided by this unit, it meets its
+/// target at any scale, and the unit scales the result back. Dividing by a power of two
+/// is exact, so a row within reach is computed bit for bit as before, and rows that
+/// differ by a power-of-two factor outside the reach give the same bits up to that
+/// factor.
+pub(crate) fn binary_unit(largest: f64, reach: i32) -> f64 {
+    if !largest.is_normal() {
+        return 1.0;
+    }
+    let e = ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    if e.abs() <= reach {
+        1.0
+    } else {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    }
+}
+
 /// The rows of `x` one after the other (row-major), copied by blocks of 64 rows: the
 /// reads run down the columns and the writes stay in the first-level cache. From 2¹⁶
 /// values the blocks are shared among the threads (a copy: the same values whatever

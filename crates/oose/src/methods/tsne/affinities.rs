@@ -6,7 +6,11 @@
 //! doubled or halved until the target is bracketed and then bisected, at most 100 steps,
 //! until |H − log(perplexity)| ≤ 1e-5 (natural logarithms). The same steps give the same
 //! βᵢ, so P agrees with scikit-learn's `_joint_probabilities_nn` on the same neighbours
-//! to round-off.
+//! to round-off. scikit-learn's 100 steps include those that bracket β, which therefore
+//! never reaches a β beyond 2^±100 (squared distances of 1e40 or 1e-40: data at a scale
+//! of 1e20 or 1e-20); a row whose largest squared distance is outside 2^±[`REACH`] is
+//! bisected in units of a power of two near it (exact), every other row as
+//! scikit-learn does, bit for bit.
 
 use crate::linalg::sparse::SymCsr;
 use rayon::prelude::*;
@@ -17,9 +21,18 @@ const TOLERANCE: f64 = 1e-5;
 const STEPS: usize = 100;
 /// What a zero row sum is replaced by (scikit-learn's `EPSILON_DBL`).
 const TINY_SUM: f64 = 1e-8;
+/// Rows whose largest squared distance lies within 2^±REACH are bisected as
+/// scikit-learn does: β is bracketed in at most about 50 of the 100 steps.
+const REACH: i32 = 40;
 
 /// p_{·|i} of one row of squared distances to its neighbours, and its β.
 pub(crate) fn conditional_row(sq: &[f64], perplexity: f64) -> (Vec<f64>, f64) {
+    let unit = crate::linalg::binary_unit(sq.iter().copied().fold(0.0, f64::max), REACH);
+    if unit != 1.0 {
+        let scaled: Vec<f64> = sq.iter().map(|d| d / unit).collect();
+        let (p, beta) = conditional_row(&scaled, perplexity);
+        return (p, beta / unit);
+    }
     let target = perplexity.ln();
     let (mut lo, mut hi, mut beta) = (f64::NEG_INFINITY, f64::INFINITY, 1.0f64);
     let mut p = vec![0.0; sq.len()];
@@ -132,6 +145,32 @@ mod tests {
             for j in 0..3 {
                 assert_eq!(dense(i, j), dense(j, i));
             }
+        }
+    }
+
+    #[test]
+    fn the_perplexity_is_reached_at_any_scale_and_beta_scales_with_the_data() {
+        // The largest squared distance is 1.5: within reach, scikit-learn's steps.
+        let sq: Vec<f64> = (1..=30).map(|j| j as f64 / 20.0).collect();
+        let (p, beta) = conditional_row(&sq, 10.0);
+        let entropy = |p: &[f64]| {
+            -p.iter()
+                .filter(|v| **v > 0.0)
+                .map(|v| v * v.ln())
+                .sum::<f64>()
+        };
+        for s in [1e-80, 1e-30, 1e30, 1e60, 1e200] {
+            let ss: Vec<f64> = sq.iter().map(|v| v * s).collect();
+            let (ps, bs) = conditional_row(&ss, 10.0);
+            // scikit-learn's 100 steps from β = 1 stop at β = 2¹⁰⁰ for s = 1e-80 (p
+            // uniform, entropy ln 30) and at 2⁻¹⁰⁰ for s = 1e60 (p on the nearest, 0).
+            assert!((entropy(&ps) - 10f64.ln()).abs() <= 1e-5, "scale {s}");
+            assert!((bs * s / beta - 1.0).abs() < 1e-3, "scale {s}: {bs}");
+        }
+        for e in [-400, -50, 50, 800] {
+            let f = 2f64.powi(e);
+            let ss: Vec<f64> = sq.iter().map(|v| v * f).collect();
+            assert_eq!(conditional_row(&ss, 10.0), (p.clone(), beta / f));
         }
     }
 }

@@ -3,6 +3,7 @@
 //! to min_dist and spread.
 
 use crate::kernel::fast_exp::exp_scaled;
+use crate::linalg::binary_unit;
 use crate::linalg::sparse::SymCsr;
 use rayon::prelude::*;
 
@@ -12,6 +13,9 @@ const BISECTION_STEPS: usize = 64;
 const TOLERANCE: f64 = 1e-5;
 /// σ is at least this fraction of the point's mean neighbour distance.
 const MIN_SCALE: f64 = 1e-3;
+/// Rows whose largest d − ρ lies within 2^±REACH are bisected as umap-learn does: σ is
+/// then reached in at most about 34 of the 64 steps, the rest refine it.
+const REACH: i32 = 24;
 
 /// ρ (the distance to the nearest neighbour at a non-zero distance; 0 when every
 /// neighbour coincides with the point) and σ of one point from its distances `dist` to
@@ -20,10 +24,17 @@ const MIN_SCALE: f64 = 1e-3;
 /// σ is bounded below by 1e-3 times the point's mean neighbour distance (`k` counting the
 /// point itself, as umap-learn averages over its own zero distance), or, when ρ = 0, by
 /// 1e-3 times `mean_all` (the mean over all points).
+///
+/// umap-learn's bisection starts at σ = 1 and counts the steps that bracket σ among its
+/// 64: on data whose distances are far from 1 (1e20, 1e-30) it stops short of σ. Here a
+/// row whose largest d − ρ is outside 2^±[`REACH`] is bisected in units of a power of two
+/// near it ([`binary_unit`]); other rows take umap-learn's steps exactly.
 pub(crate) fn smooth_distances(dist: &[f64], k: usize, target: f64, mean_all: f64) -> (f64, f64) {
     let rho = dist.iter().copied().find(|&d| d > 0.0).unwrap_or(0.0);
     let (mut lo, mut hi, mut mid) = (0.0f64, f64::INFINITY, 1.0f64);
     let beyond: Vec<f64> = dist.iter().map(|&d| (d - rho).max(0.0)).collect();
+    let unit = binary_unit(beyond.iter().copied().fold(0.0, f64::max), REACH);
+    let beyond: Vec<f64> = beyond.iter().map(|b| b / unit).collect();
     let mut v = beyond.clone();
     for _ in 0..BISECTION_STEPS {
         // exp(−max(0, d − ρ)/σ) for all neighbours at once (vectorised).
@@ -47,7 +58,7 @@ pub(crate) fn smooth_distances(dist: &[f64], k: usize, target: f64, mean_all: f6
     }
     let mean_i = dist.iter().sum::<f64>() / k.max(1) as f64;
     let floor = if rho > 0.0 { mean_i } else { mean_all };
-    (rho, mid.max(MIN_SCALE * floor))
+    (rho, (mid * unit).max(MIN_SCALE * floor))
 }
 
 /// v = exp(−max(0, d − ρ)/σ) (1 when σ = 0).
@@ -227,6 +238,29 @@ mod tests {
         let (rho, sigma) = smooth_distances(&[0.0; 5], 6, target, 2.0);
         assert_eq!(rho, 0.0);
         assert!((sigma - 2e-3).abs() < 1e-12 || sigma < 1e-10, "{sigma}");
+    }
+
+    #[test]
+    fn sigma_meets_its_target_at_any_scale_and_scales_with_the_data() {
+        // The largest d − ρ is 1.5: within reach, umap-learn's steps.
+        let d = [0.0, 0.5, 0.7, 1.0, 1.4, 2.0];
+        let target = (7f64).log2();
+        let (rho, sigma) = smooth_distances(&d, 7, target, 1.0);
+        for s in [1e-30, 1e-12, 3e7, 1e20, 1e100, 1e-150] {
+            let ds: Vec<f64> = d.iter().map(|v| v * s).collect();
+            let (r, sg) = smooth_distances(&ds, 7, target, s);
+            let sum: f64 = ds.iter().map(|&v| membership(v, r, sg)).sum();
+            // umap-learn's 64 steps from σ = 1 end at σ = 2⁻⁶⁴ for s = 1e-30, far
+            // above every distance (each membership 1, sum 6), and short of σ for 1e20.
+            assert!((sum - target).abs() < 1e-4, "scale {s}: {sum}");
+            assert!((sg / (sigma * s) - 1.0).abs() < 1e-4, "scale {s}: {sg}");
+        }
+        // A power-of-two factor outside the reach: the same steps, the same bits.
+        for e in [-200, -60, 40, 300] {
+            let f = 2f64.powi(e);
+            let ds: Vec<f64> = d.iter().map(|v| v * f).collect();
+            assert_eq!(smooth_distances(&ds, 7, target, f), (rho * f, sigma * f));
+        }
     }
 
     #[test]
