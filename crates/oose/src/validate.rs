@@ -109,19 +109,39 @@ pub(crate) fn finite(what: &'static str, x: MatRef<'_, f64>) -> Result<()> {
 fn checked(what: &'static str, x: MatRef<'_, f64>) -> Result<(usize, usize, f64)> {
     // Entries up to 1e150 cannot overflow a squared norm of fewer than 1e7 columns.
     let limit = if x.ncols() < 10_000_000 { 1e150 } else { 0.0 };
+    // The first non-finite entry in row order, else the largest entry (the first in
+    // column order among equals): read in memory order, row by row for row-major data
+    // (what Python and the CLI hand over), so that no read strides over a row.
     let mut largest = (0, 0, 0.0f64);
     let mut first: Option<(usize, usize, f64)> = None;
-    for j in 0..x.ncols() {
-        for (i, &v) in x.col(j).iter().enumerate() {
-            if !v.is_finite() {
-                match first {
-                    Some((r, _, _)) if r <= i => {}
-                    _ => first = Some((i, j, v)),
-                }
-                break;
+    let mut visit = |i: usize, j: usize, v: f64| -> bool {
+        if !v.is_finite() {
+            if first.is_none_or(|(r, c, _)| (i, j) < (r, c)) {
+                first = Some((i, j, v));
             }
-            if v.abs() > largest.2.abs() {
-                largest = (i, j, v);
+            return false;
+        }
+        let (a, b) = (v.abs(), largest.2.abs());
+        if a > b || (a == b && a > 0.0 && (j, i) < (largest.1, largest.0)) {
+            largest = (i, j, v);
+        }
+        true
+    };
+    if x.ncols() > 1 && x.col_stride() == 1 {
+        'rows: for i in 0..x.nrows() {
+            let row = x.row(i).try_as_row_major().expect("a unit column stride");
+            for (j, &v) in row.as_slice().iter().enumerate() {
+                if !visit(i, j, v) {
+                    break 'rows;
+                }
+            }
+        }
+    } else {
+        for j in 0..x.ncols() {
+            for (i, &v) in x.col(j).iter().enumerate() {
+                if !visit(i, j, v) {
+                    break;
+                }
             }
         }
     }
@@ -339,6 +359,35 @@ mod tests {
                 value: f64::INFINITY
             }
         );
+    }
+
+    #[test]
+    fn row_major_data_are_read_in_memory_order_with_the_same_answers() {
+        // The same matrix column-major and as a row-major view of its rows.
+        let check = |x: &Mat<f64>| {
+            let flat: Vec<f64> = (0..x.nrows())
+                .flat_map(|i| (0..x.ncols()).map(move |j| x[(i, j)]))
+                .collect();
+            let rm = MatRef::from_row_major_slice(&flat, x.nrows(), x.ncols());
+            assert_eq!(rm.col_stride(), 1);
+            let (a, b) = (checked("x", x.as_ref()), checked("x", rm));
+            assert!(format!("{a:?}") == format!("{b:?}"), "{a:?} {b:?}");
+            a
+        };
+        let mut x = Mat::<f64>::from_fn(5, 4, |i, j| (i as f64 - 2.0) * 0.1 + j as f64 * 0.01);
+        // Equal largest magnitudes: the first in column order, (3, 1), is named.
+        x[(1, 2)] = -7.0;
+        x[(3, 1)] = 7.0;
+        x[(4, 0)] = 6.0;
+        assert_eq!(check(&x).unwrap(), (3, 1, 7.0));
+        // Non-finite entries: the first in row order.
+        x[(4, 0)] = f64::NAN;
+        x[(2, 3)] = f64::NEG_INFINITY;
+        x[(2, 1)] = f64::INFINITY;
+        assert!(matches!(
+            check(&x),
+            Err(Error::NonFinite { row: 2, col: 1, .. })
+        ));
     }
 
     #[test]
