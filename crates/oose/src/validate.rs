@@ -219,8 +219,11 @@ pub(crate) fn columns(what: &'static str, x: MatRef<'_, f64>, expected: usize) -
     Ok(())
 }
 
-/// Checks that `m` is square and symmetric (to 1e-10 relative); names the first
-/// asymmetric pair.
+/// Checks that `m` is square and symmetric: mirrored entries may differ by 1e-10 times
+/// the largest magnitude in `m` (round-off of the computation that produced it), at any
+/// scale; names the first asymmetric pair. (The tolerance was 1e-10·(1 + |entry|), which
+/// accepted any asymmetry below 1e-10: a matrix of dissimilarities of the order of 1e-20
+/// with one entry three times its mirror passed.)
 pub(crate) fn square_symmetric(what: &'static str, m: MatRef<'_, f64>) -> Result<()> {
     let n = m.nrows();
     if m.ncols() != n {
@@ -230,10 +233,14 @@ pub(crate) fn square_symmetric(what: &'static str, m: MatRef<'_, f64>) -> Result
             got: format!("{n}×{}", m.ncols()),
         });
     }
+    let largest = (0..n)
+        .flat_map(|j| m.col(j).iter().copied())
+        .fold(0.0f64, |l, v| l.max(v.abs()));
+    let tolerance = 1e-10 * largest;
     for j in 0..n {
         for i in (j + 1)..n {
             let (a, b) = (m[(i, j)], m[(j, i)]);
-            if (a - b).abs() > 1e-10 * (1.0 + a.abs().max(b.abs())) {
+            if (a - b).abs() > tolerance {
                 return Err(Error::invalid(
                     what,
                     (i, j),
@@ -388,6 +395,24 @@ mod tests {
             check(&x),
             Err(Error::NonFinite { row: 2, col: 1, .. })
         ));
+    }
+
+    #[test]
+    fn symmetry_is_judged_against_the_matrix_scale() {
+        let base = Mat::<f64>::from_fn(4, 4, |i, j| (i as f64 - j as f64).abs());
+        for s in [1e-20, 1.0, 1e20] {
+            let mut m = Mat::from_fn(4, 4, |i, j| base[(i, j)] * s);
+            // Round-off of the largest entry's size: accepted.
+            m[(0, 1)] += 1e-12 * s;
+            assert!(square_symmetric("m", m.as_ref()).is_ok(), "scale {s}");
+            // One entry three times its mirror: refused at every scale.
+            m[(2, 1)] *= 3.0;
+            let e = square_symmetric("m", m.as_ref()).unwrap_err();
+            assert!(
+                matches!(e, Error::InvalidValue { row: 2, col: 1, .. }),
+                "scale {s}: {e:?}"
+            );
+        }
     }
 
     #[test]

@@ -418,3 +418,47 @@ fn bad_proximity_input_gives_typed_errors() {
         })
     ));
 }
+
+#[test]
+fn similarities_are_checked_against_their_own_scale() {
+    // Inner products of points at a scale of 1e-10 (similarities of 1e-20): mutual
+    // similarities whose diagonal disagrees with the γ(z, z) given with the rows by a
+    // factor of three are refused, as at scale 1 (the tolerance was 1e-10 absolute).
+    let x = swiss_roll(40, 0.2, false, 21).points;
+    let z = swiss_roll(3, 0.5, false, 22).points;
+    for s in [1.0, 1e-10] {
+        let gram = |a: MatRef<'_, f64>, b: MatRef<'_, f64>| {
+            Mat::from_fn(a.nrows(), b.nrows(), |i, j| {
+                (0..a.ncols())
+                    .map(|c| a[(i, c)] * b[(j, c)] * s * s)
+                    .sum::<f64>()
+            })
+        };
+        let m = ClassicalMds::default()
+            .fit_similarities(gram(x.as_ref(), x.as_ref()).as_ref())
+            .unwrap();
+        let mutual = gram(z.as_ref(), z.as_ref());
+        let cross = gram(z.as_ref(), x.as_ref());
+        let rows = Mat::from_fn(3, 41, |i, j| {
+            if j < 40 {
+                cross[(i, j)]
+            } else {
+                mutual[(i, i)]
+            }
+        });
+        assert!(m.extend_joint(rows.as_ref(), Some(mutual.as_ref())).is_ok());
+        let mut off = rows.clone();
+        off[(1, 40)] *= 3.0;
+        let e = m
+            .extend_joint(off.as_ref(), Some(mutual.as_ref()))
+            .unwrap_err();
+        assert!(e.to_string().contains("diagonal differs"), "scale {s}: {e}");
+        // A mutual block three times its mirror at one pair: not symmetric.
+        let mut asym = mutual.clone();
+        asym[(2, 0)] *= 3.0;
+        let e = m
+            .extend_joint(rows.as_ref(), Some(asym.as_ref()))
+            .unwrap_err();
+        assert!(e.to_string().contains("not symmetric"), "scale {s}: {e}");
+    }
+}
