@@ -353,6 +353,27 @@ fn the_smaller_findings_are_named_by_their_flags() {
             err.contains("clusters need 119 eigenvalues") && !err.contains("components"),
             "{err}"
         );
+        // The advice holds: at most K clusters fit, K + 1 do not.
+        let k: usize = err
+            .split("ask for at most ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no advice in {err}"));
+        let fit = |c: usize| {
+            let c = c.to_string();
+            let args = [
+                "fit",
+                "spectral-clustering",
+                "--input",
+                &train,
+                "--output",
+                &out,
+            ];
+            oose(&[&args[..], &["--clusters", &c]].concat())
+        };
+        assert!(fit(k).status.success(), "{k} clusters: {err}");
+        assert!(!fit(k + 1).status.success(), "{} clusters", k + 1);
     }
     fails(
         &oose(&["compare", "pca", "--input", &train, "--holdout", "1.5"]),

@@ -555,3 +555,44 @@ fn model_file_round_trip_extends_identically() {
         m.extend(z.as_ref()).unwrap().coordinates
     );
 }
+
+#[test]
+fn too_many_components_name_the_request_and_what_is_available() {
+    // 30 points on a line with a wide kernel: the spectrum falls below 1e-12 early.
+    let x = Mat::from_fn(30, 1, |i, _| i as f64 / 29.0);
+    let fit = |d| {
+        DiffusionMaps {
+            n_components: d,
+            kernel: DiffusionKernel {
+                epsilon: Epsilon::Value(1.0),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+    };
+    let Err(Error::NotEnoughPositiveEigenvalues {
+        requested,
+        available,
+        value,
+        ..
+    }) = fit(29)
+    else {
+        panic!("29 components of a fast-decaying spectrum fitted")
+    };
+    // The request is the 29 coordinates asked for (it was the first coordinate below
+    // the tolerance), the value that of coordinate 29.
+    assert_eq!(requested, 29);
+    assert!((1..29).contains(&available), "{available}");
+    assert!(value <= 1e-12, "{value}");
+    assert!(fit(available).is_ok());
+    let e = fit(available + 1).unwrap_err();
+    assert!(
+        matches!(e, Error::NotEnoughPositiveEigenvalues { requested: r, available: a, .. } if r == available + 1 && a == available),
+        "{e:?}"
+    );
+    assert!(e.to_string().starts_with(&format!(
+        "requested {} components but only {available} eigenvalue(s)",
+        available + 1
+    )));
+}

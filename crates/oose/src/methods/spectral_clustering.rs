@@ -200,7 +200,7 @@ impl SpectralClustering {
         let core = DiffusionCore::fit(x, &self.kernel, c, self.solver, 1e-12, Some(false))
             .map_err(|e| match e {
                 Error::NotEnoughPositiveEigenvalues {
-                    requested,
+                    available,
                     value,
                     tolerance,
                     ..
@@ -208,9 +208,10 @@ impl SpectralClustering {
                     "n_clusters",
                     format!(
                         "{c} clusters need {c} eigenvalues of the kernel above the tolerance \
-                         {tolerance:?}, but only {requested} are (eigenvalue {} is {value:?}); \
-                         ask for at most {requested} clusters",
-                        requested + 1
+                         {tolerance:?}, but only {} are (eigenvalue {c} is {value:?}); ask \
+                         for at most {} clusters",
+                        available + 1,
+                        available + 1
                     ),
                 ),
                 other => other,

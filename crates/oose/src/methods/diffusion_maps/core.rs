@@ -129,11 +129,14 @@ impl DiffusionCore {
         let mut values = vec![1.0; 1 + from_ones];
         values.extend_from_slice(&eig.values);
         let tol = rank_tolerance;
-        if let Some(j) = (1..m).find(|&j| values[j].is_nan() || values[j] <= tol) {
+        // Coordinate j has eigenvalue values[j] (ψ₀ is values[0]): the error names the
+        // m − 1 coordinates asked for and the last one's eigenvalue, as
+        // `require_positive` does (it named the first failing coordinate as the request).
+        if (1..m).any(|j| values[j].is_nan() || values[j] <= tol) {
             return Err(Error::NotEnoughPositiveEigenvalues {
-                requested: j,
-                available: j - 1,
-                value: values[j],
+                requested: m - 1,
+                available: (1..m).filter(|&j| values[j] > tol).count(),
+                value: values[m - 1],
                 tolerance: tol,
             });
         }
