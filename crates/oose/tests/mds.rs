@@ -447,18 +447,18 @@ fn similarities_are_checked_against_their_own_scale() {
             }
         });
         assert!(m.extend_joint(rows.as_ref(), Some(mutual.as_ref())).is_ok());
+        let refused = |rows: &Mat<f64>, mutual: &Mat<f64>, why: &str| {
+            let e = m
+                .extend_joint(rows.as_ref(), Some(mutual.as_ref()))
+                .unwrap_err();
+            assert!(e.to_string().contains(why), "scale {s}: {e}");
+        };
         let mut off = rows.clone();
         off[(1, 40)] *= 3.0;
-        let e = m
-            .extend_joint(off.as_ref(), Some(mutual.as_ref()))
-            .unwrap_err();
-        assert!(e.to_string().contains("diagonal differs"), "scale {s}: {e}");
+        refused(&off, &mutual, "diagonal differs");
         // A mutual block three times its mirror at one pair: not symmetric.
         let mut asym = mutual.clone();
         asym[(2, 0)] *= 3.0;
-        let e = m
-            .extend_joint(rows.as_ref(), Some(asym.as_ref()))
-            .unwrap_err();
-        assert!(e.to_string().contains("not symmetric"), "scale {s}: {e}");
+        refused(&rows, &asym, "not symmetric");
     }
 }

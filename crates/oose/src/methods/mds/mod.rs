@@ -357,9 +357,7 @@ impl FittedMds {
                 let g = Mat::from_fn(k, k, |i, j| to_similarity(kind, mm[(i, j)]));
                 if kind == Proximity::Similarities {
                     // Round-off of the similarities' own size, at any scale.
-                    let largest = (0..k)
-                        .flat_map(|j| g.col(j).iter().copied())
-                        .fold(0.0f64, |l, v| l.max(v.abs()));
+                    let largest = g.norm_max();
                     for (i, s) in self_sim.iter().enumerate() {
                         if !s.is_nan() && (g[(i, i)] - s).abs() > 1e-10 * largest.max(s.abs()) {
                             return Err(Error::invalid(
