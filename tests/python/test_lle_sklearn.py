@@ -2,6 +2,8 @@
 and "ltsa", eigen_solver="dense") on a Swiss roll and on digits: embedding, transform
 and reconstruction_error_. method="hessian" agrees with Donoho and Grimes' Hessian
 eigenmaps written here from the paper (scikit-learn's "hessian" is its LTSA)."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -50,6 +52,29 @@ def test_ltsa_refuses_points_no_neighbourhood_contains():
         oose.LocallyLinearEmbedding(n_neighbors=10, method="ltsa").fit(digits_jittered()[:1000])
 
 
+def test_groups_the_neighbour_graph_cannot_tie_are_refused_or_warned():
+    """On 400 digits with 5 neighbours the graph followed from each point to its
+    neighbours has 5 closed groups: M has a null vector for each, and scikit-learn's
+    embedding is four of them in a rotation its eigensolver picks (the same data with
+    the columns in another order gives subspaces up to 90° apart). oose refuses it by
+    name; two groups (k = 8) give one such vector, determined up to sign, and a fit
+    warning; the embedding is then the same for any column order, as at k = 10."""
+    x = digits_jittered()[:400]
+    with pytest.raises(ValueError, match=r"n_neighbors.*5 closed groups.*sizes \[40, 38, 35, 22, 7\]"):
+        oose.LocallyLinearEmbedding(n_neighbors=5, n_components=3).fit(x)
+    with pytest.raises(ValueError, match=r"n_neighbors.*3 connected components"):
+        oose.LocallyLinearEmbedding(n_neighbors=5, method="modified").fit(x)
+    cols = np.random.default_rng(1).permutation(x.shape[1])
+    for k, warned in [(8, True), (10, False)]:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            a = oose.LocallyLinearEmbedding(n_neighbors=k).fit(x).embedding_
+            b = oose.LocallyLinearEmbedding(n_neighbors=k).fit(x[:, cols]).embedding_
+        notes = [str(m.message) for m in w if issubclass(m.category, oose.FitWarning)]
+        assert bool(notes) == warned and all("2 closed groups" in n for n in notes), notes
+        assert np.degrees(scipy.linalg.subspace_angles(a, b)).max() < 1e-4
+
+
 def test_lle_reliability_separates_points_off_the_manifold():
     """The scale-free reconstruction error is small on the roll and large off it."""
     x = oose.datasets.swiss_roll(900, noise=0.0, random_state=2)
@@ -87,10 +112,6 @@ def hessian_eigenmaps(x, k, d=2):
     [
         ("swiss-roll", oose.datasets.swiss_roll(1200, noise=0.05, random_state=0), 12),
         ("digits", digits_jittered(), 20),
-        # k = 12 on digits: M has d + 1 = 3 zero eigenvalues (to 5e-15), so the embedding
-        # is any orthonormal basis of that null space orthogonal to the constant:
-        # compared as a subspace.
-        ("digits", digits_jittered(), 12),
     ],
 )
 def test_hessian_equals_donoho_grimes(name, x, k):
@@ -101,19 +122,25 @@ def test_hessian_equals_donoho_grimes(name, x, k):
     # scikit-learn's transform applied to the reference embedding: the same barycentric
     # weights from the same neighbours.
     sk = SkLLE(n_neighbors=k, method="standard", eigen_solver="dense").fit(train)
-    if values[2] < 1e-12:
-        # The null space of M holds the constant and both embedding columns: ours is in
-        # it; the reference's basis of it is arbitrary.
-        null = vectors[:, values < 1e-12]
-        ours = np.column_stack([np.full(len(train), len(train) ** -0.5), est.embedding_])
-        np.testing.assert_allclose(null @ (null.T @ ours), ours, rtol=0, atol=1e-8)
-        assert np.all(np.abs(est.m_eigenvalues_) < 1e-12)
-        return
     s = np.sign(np.sum(est.embedding_ * ref, axis=0))
     np.testing.assert_allclose(est.embedding_ * s, ref, rtol=0, atol=1e-8)
     sk.embedding_ = ref
     np.testing.assert_allclose(est.transform(new) * s, sk.transform(new), rtol=0, atol=1e-8)
     assert abs(est.reconstruction_error_ - values[1:3].sum()) <= 1e-8
+
+
+def test_hessian_refuses_points_no_neighbourhood_contains():
+    """At k = 12 on the first 1000 digits, points 327 and 576 are in no other point's
+    neighbourhood: their rows of M are zero, so their unit vectors are null vectors of
+    M, and the paper's embedding (d = 2) is those two. oose refuses it by name."""
+    train = digits_jittered()[:1000]
+    vectors, values = hessian_eigenmaps(train, 12)
+    null = vectors[:, values < 1e-12]
+    assert null.shape[1] == 3
+    for i in (327, 576):
+        assert np.linalg.norm(null[i]) == pytest.approx(1.0, abs=1e-10)
+    with pytest.raises(ValueError, match=r"n_neighbors.*Hessian LLE.*327, 576"):
+        oose.LocallyLinearEmbedding(n_neighbors=12, method="hessian").fit(train)
 
 
 def test_scikit_learns_hessian_is_its_ltsa():

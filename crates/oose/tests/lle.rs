@@ -3,7 +3,7 @@
 
 use oose::faer::Mat;
 use oose::linalg::eigen::Solver;
-use oose::methods::lle::LocallyLinearEmbedding;
+use oose::methods::lle::{LleMethod, LocallyLinearEmbedding};
 use oose::methods::OutOfSample;
 use oose::model::Fitted;
 use oose::prelude::Error;
@@ -358,5 +358,71 @@ fn hessian_and_modified_refuse_what_they_cannot_fit() {
             assert!(reason.contains("coincides"), "{reason}");
         }
         other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
+/// `parts` Swiss rolls of 150 points, 1000 apart.
+fn apart(parts: usize) -> Mat<f64> {
+    let rolls: Vec<Mat<f64>> = (0..parts).map(|p| roll(150, p as u64 + 1)).collect();
+    Mat::from_fn(150 * parts, 3, |i, j| {
+        rolls[i / 150][(i % 150, j)]
+            + if j == 0 {
+                1000.0 * (i / 150) as f64
+            } else {
+                0.0
+            }
+    })
+}
+
+#[test]
+fn groups_the_weights_cannot_tie_together_are_warned_or_refused() {
+    // Two rolls apart: M's null space is the constant and the rolls' indicator, so the
+    // first coordinate is constant on each roll and tells them apart; the fit says so.
+    let two = LocallyLinearEmbedding {
+        n_neighbors: 10,
+        n_components: 2,
+        ..Default::default()
+    }
+    .fit(apart(2).as_ref())
+    .unwrap();
+    assert_eq!(two.fit_warnings().len(), 1);
+    assert!(
+        two.fit_warnings()[0].contains(
+            "2 closed groups (each point's neighbours inside its own group), sizes [150, 150]"
+        ),
+        "{:?}",
+        two.fit_warnings()
+    );
+    let y = two.embedding();
+    let scale = (0..300).map(|i| y[(i, 0)].abs()).fold(0.0, f64::max);
+    for part in [0..150, 150..300] {
+        let (lo, hi) = part
+            .clone()
+            .map(|i| y[(i, 0)])
+            .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+        // (To the solver's accuracy next to eigenvalues of about 1e-9: 4e-7 here.)
+        assert!(hi - lo <= 1e-5 * scale, "{part:?}: {lo} … {hi}");
+    }
+    assert!((y[(0, 0)] - y[(150, 0)]).abs() > 0.5 * scale);
+    // Three: a two-dimensional null space beyond the constant, in any rotation.
+    for method in [
+        LleMethod::Standard,
+        LleMethod::modified(),
+        LleMethod::Ltsa,
+        LleMethod::hessian(),
+    ] {
+        let p = LocallyLinearEmbedding {
+            n_neighbors: 10,
+            n_components: 2,
+            method,
+            ..Default::default()
+        };
+        match p.fit(apart(3).as_ref()) {
+            Err(Error::InvalidParameter {
+                name: "n_neighbors",
+                reason,
+            }) => assert!(reason.contains("[150, 150, 150]"), "{method:?}: {reason}"),
+            other => panic!("{method:?}: {:?}", other.map(|_| ())),
+        }
     }
 }

@@ -36,7 +36,11 @@ class LocallyLinearEmbedding(_Embedding):
     n_neighbors : int, default=5
         Neighbours of each point, itself not counted. One at or above the number of
         training points N is lowered to N − 1 with a ``FitWarning`` (umap-learn's
-        rule); ``get_params`` keeps the value asked for.
+        rule); ``get_params`` keeps the value asked for. Groups of points that the
+        neighbour graph cannot tie to the rest each give M a null vector (maths §14,
+        *Groups*): two (standard and modified LLE) fit with a ``FitWarning`` that the
+        first coordinate only tells them apart; more, or any for LTSA and Hessian LLE,
+        are a ``ValueError`` naming ``n_neighbors`` and the group sizes.
     reg : float, default=1e-3
         Regularisation of the local Gram matrix G: G + reg·tr(G)·I.
     solver : str, default="auto"

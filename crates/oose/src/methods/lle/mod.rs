@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) use weights::{barycentre, singular, standard_m};
 use weights::{hessian_m, ltsa_m, modified_m};
 
+mod groups;
 mod weights;
 
 /// σ of the shift-invert route on A = I − M/ρ: the wanted eigenvalues of M/ρ are tiny
@@ -221,7 +222,7 @@ impl LocallyLinearEmbedding {
         crate::neighbors::fit_lowered(self, x, |p| &mut p.n_neighbors, Self::fit_noting)
     }
 
-    fn fit_noting(&self, x: MatRef<'_, f64>, warnings: Vec<String>) -> Result<FittedLle> {
+    fn fit_noting(&self, x: MatRef<'_, f64>, mut warnings: Vec<String>) -> Result<FittedLle> {
         let n = x.nrows();
         self.validate(n, x.ncols())?;
         let k = self.n_neighbors;
@@ -244,35 +245,13 @@ impl LocallyLinearEmbedding {
                     .collect::<Result<Vec<_>>>()?;
                 standard_m(&idx, &w)
             }
-            LleMethod::Ltsa => {
-                // A point in no other point's neighbourhood (its own does not contain it,
-                // as in scikit-learn) is unconstrained: M's row is zero and the bottom
-                // eigenvectors would be spent on it.
-                let mut covered = vec![false; n];
-                idx.iter().flatten().for_each(|&j| covered[j] = true);
-                let lonely: Vec<usize> = (0..n).filter(|&i| !covered[i]).collect();
-                if !lonely.is_empty() {
-                    return Err(Error::param(
-                        "n_neighbors",
-                        format!(
-                            "LTSA: {} point(s) ({}{}) are in no other point's neighbourhood, \
-                             so nothing places them; use more neighbours",
-                            lonely.len(),
-                            lonely
-                                .iter()
-                                .take(5)
-                                .map(|i| i.to_string())
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            if lonely.len() > 5 { ", …" } else { "" }
-                        ),
-                    ));
-                }
-                ltsa_m(x, &idx, self.n_components)?
-            }
+            LleMethod::Ltsa => ltsa_m(x, &idx, self.n_components)?,
             LleMethod::Modified { tol } => modified_m(x, &idx, self.n_components, self.reg, tol)?,
             LleMethod::Hessian { tol } => hessian_m(x, &idx, self.n_components, tol)?,
         };
+        // After the weights, whose errors (a singular local Gram matrix) name the cause
+        // more directly.
+        groups::check(&self.method, &idx, &mut warnings)?;
         let mut training_error: Vec<f64> = bary
             .iter()
             .map(|b| b.as_ref().map_or(f64::NAN, |b| b.1))
