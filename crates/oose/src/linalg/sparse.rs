@@ -188,10 +188,21 @@ pub(crate) fn components(
     n: usize,
     neighbours: impl Fn(usize, &mut dyn FnMut(usize)),
 ) -> (Vec<usize>, Vec<usize>) {
+    components_from(0..n, n, neighbours)
+}
+
+/// [`components`] with the searches started from the vertices of `starts` in that order
+/// (each vertex once at least): with a directed `neighbours` and the order of
+/// Kosaraju's second pass, the strongly connected components.
+pub(crate) fn components_from(
+    starts: impl IntoIterator<Item = usize>,
+    n: usize,
+    neighbours: impl Fn(usize, &mut dyn FnMut(usize)),
+) -> (Vec<usize>, Vec<usize>) {
     let mut label = vec![usize::MAX; n];
     let mut sizes = Vec::new();
     let mut stack = Vec::new();
-    for s in 0..n {
+    for s in starts {
         if label[s] != usize::MAX {
             continue;
         }

@@ -11,7 +11,7 @@
 
 use super::LleMethod;
 use crate::error::{Error, Result};
-use crate::linalg::sparse::components;
+use crate::linalg::sparse::{components, components_from};
 
 /// Checks that M's null space is the constant alone, or (standard and modified LLE) the
 /// constant and one vector telling two groups apart, which is noted in `warnings`; a
@@ -176,28 +176,9 @@ fn closed_classes(idx: &[Vec<usize>]) -> Vec<usize> {
     for (i, row) in idx.iter().enumerate() {
         row.iter().for_each(|&j| rev[j].push(i));
     }
-    let mut comp = vec![usize::MAX; n];
-    let mut sizes = Vec::new();
-    let mut todo = Vec::new();
-    for &s in order.iter().rev() {
-        if comp[s] != usize::MAX {
-            continue;
-        }
-        let c = sizes.len();
-        comp[s] = c;
-        todo.push(s);
-        let mut size = 0;
-        while let Some(v) = todo.pop() {
-            size += 1;
-            for &w in &rev[v] {
-                if comp[w] == usize::MAX {
-                    comp[w] = c;
-                    todo.push(w);
-                }
-            }
-        }
-        sizes.push(size);
-    }
+    let (comp, sizes) = components_from(order.iter().rev().copied(), n, |v, visit| {
+        rev[v].iter().for_each(|&w| visit(w))
+    });
     let mut open = vec![false; sizes.len()];
     for (i, row) in idx.iter().enumerate() {
         if row.iter().any(|&j| comp[j] != comp[i]) {
@@ -285,14 +266,7 @@ mod tests {
     #[test]
     fn ltsa_and_hessian_refuse_unjoined_neighbourhoods() {
         // Every point is in a neighbourhood, but {0,1,2} and {3,4,5} share none.
-        let g: Vec<Vec<usize>> = vec![
-            vec![1, 2],
-            vec![0, 2],
-            vec![0, 1],
-            vec![4, 5],
-            vec![3, 5],
-            vec![3, 4],
-        ];
+        let g = two_triangles()[..6].to_vec();
         for m in [LleMethod::Ltsa, LleMethod::hessian()] {
             let e = check(&m, &g, &mut Vec::new()).unwrap_err().to_string();
             assert!(e.contains("2 groups") && e.contains("[3, 3]"), "{e}");
