@@ -662,6 +662,15 @@ fn dataset<'py>(
     Ok(to_numpy(py, d.points.as_ref()))
 }
 
+/// Asks every running fit to stop, as Ctrl-C does (`oose::progress::request_stop`): a
+/// fit in progress returns `ValueError("interrupted: …")` at its next check; the request
+/// is withdrawn when the next fit starts. Private: the tests' safety net against an
+/// interrupt that never arrives.
+#[pyfunction]
+fn _request_stop() {
+    oose::progress::request_stop();
+}
+
 /// The extension module.
 #[pymodule]
 fn _oose(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -678,6 +687,7 @@ fn _oose(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tsne_joint_probabilities, m)?)?;
     m.add_function(wrap_pyfunction!(check_extend_options, m)?)?;
     m.add_function(wrap_pyfunction!(check_params, m)?)?;
+    m.add_function(wrap_pyfunction!(_request_stop, m)?)?;
     m.add("FORMAT_VERSION", oose::model::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
