@@ -60,10 +60,18 @@ def test_groups_the_neighbour_graph_cannot_tie_are_refused_or_warned():
     name; two groups (k = 8) give one such vector, determined up to sign, and a fit
     warning; the embedding is then the same for any column order, as at k = 10."""
     x = digits_jittered()[:400]
-    with pytest.raises(ValueError, match=r"n_neighbors.*5 closed groups.*sizes \[40, 38, 35, 22, 7\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"n_neighbors.*5 closed groups.*sizes \[40, 38, 35, 22, 7\].*"
+        r"here n_neighbors = 8 is the smallest that fits",
+    ):
         oose.LocallyLinearEmbedding(n_neighbors=5, n_components=3).fit(x)
     with pytest.raises(ValueError, match=r"n_neighbors.*3 connected components"):
         oose.LocallyLinearEmbedding(n_neighbors=5, method="modified").fit(x)
+    # The advice holds: LTSA refused at 10 names 11, and 11 fits.
+    with pytest.raises(ValueError, match=r"n_neighbors = 11 is the smallest that fits"):
+        oose.LocallyLinearEmbedding(n_neighbors=10, method="ltsa").fit(x)
+    oose.LocallyLinearEmbedding(n_neighbors=11, method="ltsa").fit(x)
     cols = np.random.default_rng(1).permutation(x.shape[1])
     for k, warned in [(8, True), (10, False)]:
         with warnings.catch_warnings(record=True) as w:

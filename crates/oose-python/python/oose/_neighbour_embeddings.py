@@ -40,7 +40,8 @@ class LocallyLinearEmbedding(_Embedding):
         neighbour graph cannot tie to the rest each give M a null vector (maths §14,
         *Groups*): two (standard and modified LLE) fit with a ``FitWarning`` that the
         first coordinate only tells them apart; more, or any for LTSA and Hessian LLE,
-        are a ``ValueError`` naming ``n_neighbors`` and the group sizes.
+        are a ``ValueError`` naming ``n_neighbors``, the group sizes and the smallest
+        ``n_neighbors`` up to 4k that fits.
     reg : float, default=1e-3
         Regularisation of the local Gram matrix G: G + reg·tr(G)·I.
     solver : str, default="auto"

@@ -16,12 +16,43 @@ use crate::linalg::sparse::{components, components_from};
 /// Checks that M's null space is the constant alone, or (standard and modified LLE) the
 /// constant and one vector telling two groups apart, which is noted in `warnings`; a
 /// larger null space is an error naming `n_neighbors` (the embedding would be a rotation
-/// of it that nothing in the data decides).
+/// of it that nothing in the data decides) and the smallest number of neighbours up to
+/// 4k that fits, found on `wider(4k)`, each point's 4k nearest others.
 pub(super) fn check(
     method: &LleMethod,
     idx: &[Vec<usize>],
     warnings: &mut Vec<String>,
+    wider: impl FnOnce(usize) -> Result<Vec<Vec<usize>>>,
 ) -> Result<()> {
+    let refusal = match verdict(method, idx) {
+        Ok(None) => return Ok(()),
+        Ok(Some(note)) => {
+            warnings.push(note);
+            return Ok(());
+        }
+        Err(refusal) => refusal,
+    };
+    let k = idx.first().map_or(0, Vec::len);
+    let top = (4 * k).min(idx.len().saturating_sub(1));
+    let fits = if top > k {
+        let wide = wider(top)?;
+        (k + 1..=top).find(|&kk| {
+            let prefix: Vec<Vec<usize>> = wide.iter().map(|r| r[..kk].to_vec()).collect();
+            verdict(method, &prefix).is_ok()
+        })
+    } else {
+        None
+    };
+    let advice = match fits {
+        Some(kk) => format!(" (here n_neighbors = {kk} is the smallest that fits)"),
+        None => format!(" (here none up to {top} fits)"),
+    };
+    Err(Error::param("n_neighbors", refusal + &advice))
+}
+
+/// Ok(None): M's null space is the constant; Ok(Some(note)): and one vector telling two
+/// groups apart (standard and modified LLE); Err(why): more.
+fn verdict(method: &LleMethod, idx: &[Vec<usize>]) -> std::result::Result<Option<String>, String> {
     let n = idx.len();
     let k = idx.first().map_or(0, Vec::len);
     let (sizes, what) = match method {
@@ -34,49 +65,40 @@ pub(super) fn check(
             lonely(method, idx)?;
             let sizes = components(n, shared_neighbourhoods(idx)).1;
             if sizes.len() > 1 {
-                return Err(Error::param(
-                    "n_neighbors",
-                    format!(
-                        "{}: the {k}-point neighbourhoods fall into {} groups that share \
-                         no point (sizes {}), and each group's affine maps are free: the \
-                         embedding is not determined; use more neighbours",
-                        title(method),
-                        sizes.len(),
-                        sizes_list(&sizes)
-                    ),
+                return Err(format!(
+                    "{}: the {k}-point neighbourhoods fall into {} groups that share no \
+                     point (sizes {}), and each group's affine maps are free: the embedding \
+                     is not determined; use more neighbours",
+                    title(method),
+                    sizes.len(),
+                    sizes_list(&sizes)
                 ));
             }
-            return Ok(());
+            return Ok(None);
         }
     };
     let name = title(method);
     match sizes.len() {
-        0 | 1 => Ok(()),
-        2 => {
-            warnings.push(format!(
-                "{name}: the {k}-nearest-neighbour graph has 2 {what}, sizes {}: the \
-                 first coordinate only tells the two apart (constant on each); more \
-                 neighbours (n_neighbors) join them",
-                sizes_list(&sizes)
-            ));
-            Ok(())
-        }
-        c => Err(Error::param(
-            "n_neighbors",
-            format!(
-                "{name}: the {k}-nearest-neighbour graph has {c} {what}, sizes {}; M has \
-                 a null vector for each, so the first {} coordinates would only tell the \
-                 groups apart, in a rotation that nothing in the data decides; use more \
-                 neighbours, or embed the groups one by one",
-                sizes_list(&sizes),
-                c - 1
-            ),
+        0 | 1 => Ok(None),
+        2 => Ok(Some(format!(
+            "{name}: the {k}-nearest-neighbour graph has 2 {what}, sizes {}: the first \
+             coordinate only tells the two apart (constant on each); more neighbours \
+             (n_neighbors) join them",
+            sizes_list(&sizes)
+        ))),
+        c => Err(format!(
+            "{name}: the {k}-nearest-neighbour graph has {c} {what}, sizes {}; M has a null \
+             vector for each, so the first {} coordinates would only tell the groups apart, \
+             in a rotation that nothing in the data decides; use more neighbours, or embed \
+             the groups one by one",
+            sizes_list(&sizes),
+            c - 1
         )),
     }
 }
 
 /// A point in no other point's neighbourhood is unconstrained: M's row is zero.
-fn lonely(method: &LleMethod, idx: &[Vec<usize>]) -> Result<()> {
+fn lonely(method: &LleMethod, idx: &[Vec<usize>]) -> std::result::Result<(), String> {
     let mut covered = vec![false; idx.len()];
     idx.iter().flatten().for_each(|&j| covered[j] = true);
     let lonely: Vec<usize> = (0..idx.len()).filter(|&i| !covered[i]).collect();
@@ -84,16 +106,13 @@ fn lonely(method: &LleMethod, idx: &[Vec<usize>]) -> Result<()> {
         return Ok(());
     }
     let shown: Vec<String> = lonely.iter().take(5).map(|i| i.to_string()).collect();
-    Err(Error::param(
-        "n_neighbors",
-        format!(
-            "{}: {} point(s) ({}{}) are in no other point's neighbourhood, so nothing places \
-             them; use more neighbours",
-            title(method),
-            lonely.len(),
-            shown.join(", "),
-            if lonely.len() > 5 { ", …" } else { "" }
-        ),
+    Err(format!(
+        "{}: {} point(s) ({}{}) are in no other point's neighbourhood, so nothing places \
+         them; use more neighbours",
+        title(method),
+        lonely.len(),
+        shown.join(", "),
+        if lonely.len() > 5 { ", …" } else { "" }
     ))
 }
 
@@ -212,6 +231,20 @@ mod tests {
         ]
     }
 
+    /// The wider search of `check` on n points whose distance is |i − j|.
+    fn by_index(n: usize) -> impl FnOnce(usize) -> Result<Vec<Vec<usize>>> {
+        move |k| {
+            Ok((0..n)
+                .map(|i| {
+                    let mut o: Vec<usize> = (0..n).filter(|&j| j != i).collect();
+                    o.sort_by_key(|&j| (i.abs_diff(j), j));
+                    o.truncate(k);
+                    o
+                })
+                .collect())
+        }
+    }
+
     #[test]
     fn closed_classes_are_the_strong_components_nothing_leaves() {
         assert_eq!(closed_classes(&two_triangles()), vec![3, 3]);
@@ -227,7 +260,7 @@ mod tests {
     #[test]
     fn two_groups_warn_and_three_are_refused_by_n_neighbors() {
         let mut w = Vec::new();
-        check(&LleMethod::Standard, &two_triangles(), &mut w).unwrap();
+        check(&LleMethod::Standard, &two_triangles(), &mut w, by_index(8)).unwrap();
         assert_eq!(w.len(), 1);
         assert!(
             w[0].contains("2 closed groups") && w[0].contains("[3, 3]"),
@@ -236,25 +269,34 @@ mod tests {
         );
         // Modified LLE: the two triangles are one component through 6 and 7.
         let mut w = Vec::new();
-        check(&LleMethod::modified(), &two_triangles(), &mut w).unwrap();
+        check(
+            &LleMethod::modified(),
+            &two_triangles(),
+            &mut w,
+            by_index(8),
+        )
+        .unwrap();
         assert!(w.is_empty());
         let mut g = two_triangles();
         g.extend([vec![9, 10], vec![8, 10], vec![8, 9]]);
-        let e = check(&LleMethod::Standard, &g, &mut w)
+        let e = check(&LleMethod::Standard, &g, &mut w, by_index(g.len()))
             .unwrap_err()
             .to_string();
+        // Ordered by index, three neighbours make one closed group of all 11 points.
         assert!(
-            e.contains("n_neighbors") && e.contains("3 closed groups"),
+            e.contains("n_neighbors")
+                && e.contains("3 closed groups")
+                && e.ends_with("(here n_neighbors = 3 is the smallest that fits)"),
             "{e}"
         );
         let mut w = Vec::new();
-        check(&LleMethod::modified(), &g, &mut w).unwrap();
+        check(&LleMethod::modified(), &g, &mut w, by_index(g.len())).unwrap();
         assert!(
             w.len() == 1 && w[0].contains("2 connected components"),
             "{w:?}"
         );
         g.extend([vec![12, 13], vec![11, 13], vec![11, 12]]);
-        let e = check(&LleMethod::modified(), &g, &mut w)
+        let e = check(&LleMethod::modified(), &g, &mut w, by_index(g.len()))
             .unwrap_err()
             .to_string();
         assert!(
@@ -268,12 +310,14 @@ mod tests {
         // Every point is in a neighbourhood, but {0,1,2} and {3,4,5} share none.
         let g = two_triangles()[..6].to_vec();
         for m in [LleMethod::Ltsa, LleMethod::hessian()] {
-            let e = check(&m, &g, &mut Vec::new()).unwrap_err().to_string();
+            let e = check(&m, &g, &mut Vec::new(), by_index(6))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("2 groups") && e.contains("[3, 3]"), "{e}");
         }
         // Point 5 in no neighbourhood.
         let lonely: Vec<Vec<usize>> = (0..6).map(|i| vec![(i + 1) % 5, (i + 2) % 5]).collect();
-        let e = check(&LleMethod::hessian(), &lonely, &mut Vec::new())
+        let e = check(&LleMethod::hessian(), &lonely, &mut Vec::new(), by_index(6))
             .unwrap_err()
             .to_string();
         assert!(e.contains("(5)") && e.contains("n_neighbors"), "{e}");

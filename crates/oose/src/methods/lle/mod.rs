@@ -251,7 +251,9 @@ impl LocallyLinearEmbedding {
         };
         // After the weights, whose errors (a singular local Gram matrix) name the cause
         // more directly.
-        groups::check(&self.method, &idx, &mut warnings)?;
+        groups::check(&self.method, &idx, &mut warnings, |wider| {
+            Ok(knn_stoppable(x, x, wider, true)?.0)
+        })?;
         let mut training_error: Vec<f64> = bary
             .iter()
             .map(|b| b.as_ref().map_or(f64::NAN, |b| b.1))
