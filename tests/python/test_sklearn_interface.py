@@ -259,10 +259,9 @@ def test_ctrl_c_stops_a_long_fit(est, data):
     KeyboardInterrupt once the current iteration, epoch, block of queries, wave of
     Dijkstra sources or Lanczos product ends, not when the fit would."""
     import _thread
+    import signal
     import threading
     import time
-
-    import signal
 
     x = oose.datasets.three_d_clusters(3000, random_state=0) if data is None else data()
     fired = []

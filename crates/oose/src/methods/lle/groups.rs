@@ -60,21 +60,45 @@ fn verdict(method: &LleMethod, idx: &[Vec<usize>]) -> std::result::Result<Option
             closed_classes(idx),
             "closed groups (each point's neighbours inside its own group)",
         ),
-        LleMethod::Modified { .. } => (components(n, undirected(idx)).1, "connected components"),
+        LleMethod::Modified { .. } => {
+            let edges = idx
+                .iter()
+                .enumerate()
+                .flat_map(|(i, r)| r.iter().map(move |&j| (i, j)));
+            (components(n, adjacency(n, edges)).1, "connected components")
+        }
         LleMethod::Ltsa | LleMethod::Hessian { .. } => {
-            lonely(method, idx)?;
-            let sizes = components(n, shared_neighbourhoods(idx)).1;
-            if sizes.len() > 1 {
-                return Err(format!(
+            // Each neighbourhood's members joined (each to its first); with k ≥ 2, which
+            // both variants need, a point alone in its group is in no neighbourhood.
+            let edges = idx
+                .iter()
+                .filter_map(|r| r.split_first())
+                .flat_map(|(&first, rest)| rest.iter().map(move |&j| (first, j)));
+            let (label, sizes) = components(n, adjacency(n, edges));
+            if sizes.len() <= 1 {
+                return Ok(None);
+            }
+            let lonely: Vec<usize> = (0..n).filter(|&i| sizes[label[i]] == 1).collect();
+            return Err(if lonely.is_empty() {
+                format!(
                     "{}: the {k}-point neighbourhoods fall into {} groups that share no \
                      point (sizes {}), and each group's affine maps are free: the embedding \
                      is not determined; use more neighbours",
                     title(method),
                     sizes.len(),
                     sizes_list(&sizes)
-                ));
-            }
-            return Ok(None);
+                )
+            } else {
+                let shown: Vec<String> = lonely.iter().take(5).map(|i| i.to_string()).collect();
+                format!(
+                    "{}: {} point(s) ({}{}) are in no other point's neighbourhood, so nothing \
+                     places them; use more neighbours",
+                    title(method),
+                    lonely.len(),
+                    shown.join(", "),
+                    if lonely.len() > 5 { ", …" } else { "" }
+                )
+            });
         }
     };
     let name = title(method);
@@ -95,25 +119,6 @@ fn verdict(method: &LleMethod, idx: &[Vec<usize>]) -> std::result::Result<Option
             c - 1
         )),
     }
-}
-
-/// A point in no other point's neighbourhood is unconstrained: M's row is zero.
-fn lonely(method: &LleMethod, idx: &[Vec<usize>]) -> std::result::Result<(), String> {
-    let mut covered = vec![false; idx.len()];
-    idx.iter().flatten().for_each(|&j| covered[j] = true);
-    let lonely: Vec<usize> = (0..idx.len()).filter(|&i| !covered[i]).collect();
-    if lonely.is_empty() {
-        return Ok(());
-    }
-    let shown: Vec<String> = lonely.iter().take(5).map(|i| i.to_string()).collect();
-    Err(format!(
-        "{}: {} point(s) ({}{}) are in no other point's neighbourhood, so nothing places \
-         them; use more neighbours",
-        title(method),
-        lonely.len(),
-        shown.join(", "),
-        if lonely.len() > 5 { ", …" } else { "" }
-    ))
 }
 
 /// The variant's name in messages.
@@ -137,28 +142,16 @@ fn sizes_list(sizes: &[usize]) -> String {
     }
 }
 
-/// Adjacency lists of the graph i — j for j a neighbour of i, both ways.
-fn undirected(idx: &[Vec<usize>]) -> impl Fn(usize, &mut dyn FnMut(usize)) {
-    let mut adj = vec![Vec::new(); idx.len()];
-    for (i, row) in idx.iter().enumerate() {
-        for &j in row {
-            adj[i].push(j);
-            adj[j].push(i);
-        }
-    }
-    move |v, visit| adj[v].iter().for_each(|&w| visit(w))
-}
-
-/// Adjacency lists joining the members of every neighbourhood (each to its first).
-fn shared_neighbourhoods(idx: &[Vec<usize>]) -> impl Fn(usize, &mut dyn FnMut(usize)) {
-    let mut adj = vec![Vec::new(); idx.len()];
-    for row in idx {
-        if let Some((&first, rest)) = row.split_first() {
-            for &j in rest {
-                adj[first].push(j);
-                adj[j].push(first);
-            }
-        }
+/// The neighbours of each of `n` vertices in the undirected graph of `edges`, as
+/// [`components`] reads them.
+fn adjacency(
+    n: usize,
+    edges: impl Iterator<Item = (usize, usize)>,
+) -> impl Fn(usize, &mut dyn FnMut(usize)) {
+    let mut adj = vec![Vec::new(); n];
+    for (i, j) in edges {
+        adj[i].push(j);
+        adj[j].push(i);
     }
     move |v, visit| adj[v].iter().for_each(|&w| visit(w))
 }
