@@ -277,6 +277,12 @@ def test_ctrl_c_stops_a_long_fit(est, data):
         fired.append(signal.getsignal(signal.SIGINT))
         oose._oose._request_stop()
 
+    # Python's own SIGINT handler for the test: a process started in the background by
+    # a shell without job control (`bash -c "pytest … &"`, nohup, some CI runners)
+    # inherits SIGINT ignored, Python then leaves it ignored, and interrupt_main does
+    # nothing, as a real Ctrl-C would do nothing. (That was the hang of one run, and
+    # the SIG_IGN the safety net below reported in a backgrounded `scripts/test`.)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer, backup = threading.Timer(0.5, interrupt), threading.Timer(30.0, stop)
     start = time.perf_counter()
     timer.start()
@@ -289,6 +295,7 @@ def test_ctrl_c_stops_a_long_fit(est, data):
     finally:
         timer.cancel()
         backup.cancel()
+        signal.signal(signal.SIGINT, previous)
     elapsed = time.perf_counter() - start
     assert len(fired) == 1 and elapsed < 3.0, (fired, elapsed)
     # The library is usable again: the stop request was withdrawn.
