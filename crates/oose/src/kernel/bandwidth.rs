@@ -9,6 +9,7 @@
 //! [`log_slope_epsilon`].
 
 use crate::error::{Error, Result};
+use crate::kernel::distance::sq_distance_blocks;
 use crate::model::params::Value;
 use crate::rng::Rng;
 use faer::MatRef;
@@ -215,26 +216,48 @@ fn pair_sq_distance_bits(x: MatRef<'_, f64>) -> Vec<u64> {
         (0..n).collect()
     };
     // Pairs i < j from coordinate differences (exact, and for the low dimensions of
-    // typical data cheaper than a GEMM of the full m×m matrix), in parallel over i.
+    // typical data cheaper than a GEMM of the full m×m matrix), summed many at a time
+    // (`sq_distance_blocks`), in parallel over blocks of rows i.
     let dim = x.ncols();
     let rows: Vec<f64> = idx
         .iter()
         .flat_map(|&i| (0..dim).map(move |j| x[(i, j)]))
         .collect();
     let m = idx.len();
+    if dim == 0 {
+        return vec![0; m * (m - 1) / 2];
+    }
     let rows = &rows;
     (0..m)
+        .step_by(ROW_BLOCK)
+        .collect::<Vec<_>>()
         .into_par_iter()
-        .flat_map_iter(|i| {
-            let a = &rows[i * dim..(i + 1) * dim];
-            ((i + 1)..m).map(move |j| {
-                let b = &rows[j * dim..(j + 1) * dim];
-                let d: f64 = a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum();
-                d.to_bits()
-            })
+        .flat_map_iter(|i0| {
+            let a = &rows[i0 * dim..(i0 + ROW_BLOCK).min(m) * dim];
+            let (mut tile, mut pack, mut bits) = (Vec::new(), Vec::new(), Vec::new());
+            sq_distance_blocks(
+                a,
+                &rows[i0 * dim..],
+                dim,
+                &mut tile,
+                &mut pack,
+                |r, j0, d| {
+                    // Row i0 + r against rows i0 + j0 + c: keep c > r.
+                    bits.extend(
+                        d.iter()
+                            .skip((r + 1).saturating_sub(j0))
+                            .map(|v| v.to_bits()),
+                    );
+                },
+            );
+            bits
         })
         .collect()
 }
+
+/// Rows per parallel task of the pairwise distance passes (each block of 256 points is
+/// read once for this many rows).
+const ROW_BLOCK: usize = 64;
 
 /// The log-slope rule of Berry, Giannakis and Harlim for a gaussian kernel (maths §1):
 /// the ε maximising d log S / d log ε, S(ε) = Σ_{i,j} exp(−||xᵢ − x_j||²/ε) over all
@@ -268,19 +291,22 @@ pub fn log_slope_epsilon(x: MatRef<'_, f64>) -> Option<(f64, f64)> {
     const BINS: usize = 1 << (63 - SHIFT);
     let all = &all;
     let counts: Vec<u64> = rows_idx
-        .par_iter()
+        .par_chunks(ROW_BLOCK)
         .fold(
             || vec![0u64; BINS],
-            |mut c, &i| {
-                let a = &all[i * dim..(i + 1) * dim];
-                for j in 0..n {
-                    if j == i {
-                        continue;
+            |mut c, ids| {
+                let a: Vec<f64> = ids
+                    .iter()
+                    .flat_map(|&i| all[i * dim..(i + 1) * dim].iter().copied())
+                    .collect();
+                let (mut tile, mut pack) = (Vec::new(), Vec::new());
+                sq_distance_blocks(&a, all, dim, &mut tile, &mut pack, |r, j0, d| {
+                    for (j, v) in (j0..).zip(d) {
+                        if j != ids[r] {
+                            c[(v.to_bits() >> SHIFT) as usize] += 1;
+                        }
                     }
-                    let b = &all[j * dim..(j + 1) * dim];
-                    let d: f64 = a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum();
-                    c[(d.to_bits() >> SHIFT) as usize] += 1;
-                }
+                });
                 c
             },
         )

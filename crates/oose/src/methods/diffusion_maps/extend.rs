@@ -54,23 +54,30 @@ impl DiffusionCore {
             }
             Sparsity::Threshold(eta) => {
                 let r2 = threshold_radius2(eps, eta);
-                let mut q = vec![0.0; z.ncols()];
-                let mut found = Vec::new();
-                for (i, span) in spans.iter_mut().enumerate() {
-                    for (j, v) in q.iter_mut().enumerate() {
-                        *v = z[(i, j)];
+                let (mut qs, mut found, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+                // Groups of 64 rows: one read of the training points per group when
+                // they are searched by brute force.
+                for (g, spans) in spans.chunks_mut(64).enumerate() {
+                    qs.clear();
+                    for r in g * 64..g * 64 + spans.len() {
+                        qs.extend(z.row(r).iter().copied());
                     }
                     found.clear();
-                    points.within(&q, r2, &mut scratch, &mut found);
-                    found.sort_by_key(|p| p.0);
-                    let from = links.len();
-                    links.extend(
-                        found
-                            .iter()
-                            .map(|&(j, d)| (j, (-d / eps).exp()))
-                            .filter(|p| p.1 >= eta),
-                    );
-                    *span = (from, links.len());
+                    ends.clear();
+                    points.within_group(&qs, r2, &mut scratch, &mut found, &mut ends);
+                    let mut start = 0;
+                    for (span, &end) in spans.iter_mut().zip(&ends) {
+                        let row = &mut found[start..end];
+                        row.sort_by_key(|p| p.0);
+                        let from = links.len();
+                        links.extend(
+                            row.iter()
+                                .map(|&(j, d)| (j, (-d / eps).exp()))
+                                .filter(|p| p.1 >= eta),
+                        );
+                        *span = (from, links.len());
+                        start = end;
+                    }
                 }
             }
             Sparsity::Dense => unreachable!("dense kernels use kernel blocks"),
@@ -106,20 +113,22 @@ impl DiffusionCore {
             Sparsity::Threshold(eta) => {
                 let batch = PointIndex::new(z);
                 let r2 = threshold_radius2(eps, eta);
-                (0..m)
-                    .into_par_iter()
-                    .map_init(
-                        || (Scratch::default(), Vec::new()),
-                        |(s, out), i| {
-                            out.clear();
-                            batch.within(batch.row(i), r2, s, out);
-                            out.iter()
+                batch.map_groups(|_, qs, s, sums| {
+                    let (mut found, mut ends) = (Vec::new(), Vec::new());
+                    batch.within_group(qs, r2, s, &mut found, &mut ends);
+                    let mut from = 0;
+                    for &to in &ends {
+                        // In the index's order, as query by query.
+                        sums.push(
+                            found[from..to]
+                                .iter()
                                 .map(|&(_, d)| (-d / eps).exp())
                                 .filter(|&w| w >= eta)
-                                .sum()
-                        },
-                    )
-                    .collect()
+                                .sum(),
+                        );
+                        from = to;
+                    }
+                })
             }
             Sparsity::Knn(k) => {
                 // The batch's own kNN graph under the mirror rule: r²_z is z's k-th

@@ -198,23 +198,21 @@ impl DiffusionKernel {
             Sparsity::Threshold(eta) => {
                 let points = PointIndex::new(x);
                 let r2 = threshold_radius2(eps, eta);
-                let rows: Vec<Vec<(u32, f64)>> = (0..n)
-                    .into_par_iter()
-                    .map_init(
-                        || (Scratch::default(), Vec::new()),
-                        |(s, out), i| {
-                            out.clear();
-                            points.within(points.row(i), r2, s, out);
-                            let mut r: Vec<(u32, f64)> = out
-                                .iter()
-                                .map(|&(j, d)| (j as u32, w(d)))
-                                .filter(|p| p.1 >= eta)
-                                .collect();
-                            r.sort_by_key(|p| p.0);
-                            r
-                        },
-                    )
-                    .collect();
+                let rows: Vec<Vec<(u32, f64)>> = points.map_groups(|_, qs, s, rows| {
+                    let (mut found, mut ends) = (Vec::new(), Vec::new());
+                    points.within_group(qs, r2, s, &mut found, &mut ends);
+                    let mut from = 0;
+                    for &to in &ends {
+                        let mut r: Vec<(u32, f64)> = found[from..to]
+                            .iter()
+                            .map(|&(j, d)| (j as u32, w(d)))
+                            .filter(|p| p.1 >= eta)
+                            .collect();
+                        r.sort_by_key(|p| p.0);
+                        rows.push(r);
+                        from = to;
+                    }
+                });
                 (Weights::Sparse(SymCsr::from_rows(rows)), Vec::new())
             }
         };

@@ -17,9 +17,13 @@
 //! A point may carry its own squared radius rᵢ² (the kNN balls of a fitted graph); each
 //! node then also stores its largest, so one descent answers the mirror rule — the k
 //! nearest of z together with every xᵢ whose ball contains z. Dimensions above 16 and
-//! sets under 64 points are scanned by brute force with the same formula.
+//! sets under 64 points are scanned by brute force with the same formula; a group of
+//! queries reads each block of points once, its distances summed many at a time with
+//! the same bits ([`crate::kernel::distance::sq_distances_in_order`]).
 
 use faer::MatRef;
+
+use crate::kernel::distance::sq_distance_blocks;
 
 use super::kdtree::MAX_DIM;
 
@@ -66,6 +70,12 @@ pub struct Scratch {
     bounds: Vec<f64>,
     /// Bit patterns of squared distances being selected from.
     bits: Vec<u64>,
+    /// One scratch per query of a group scanned by brute force.
+    each: Vec<Scratch>,
+    /// A group's squared distances to a block of points, and the packed panels they
+    /// are computed from (brute force).
+    tile: Vec<f64>,
+    pack: Vec<f64>,
 }
 
 impl Scratch {
@@ -203,8 +213,25 @@ trait Search: Send + Sync {
     /// Fills `s.cand` (see [`Nearest`]).
     fn nearest(&self, q: &[f64], k: usize, balls: bool, s: &mut Scratch);
     fn containing(&self, q: &[f64], out: &mut Vec<(u32, f64)>);
-    /// The grouped queries, where the structure has them (the tree); otherwise the
-    /// caller asks query by query.
+    /// [`Search::within`] for each query of a group (`qs`, row-major, `dim` wide) in
+    /// turn, the end of each query's points in `out` appended to `ends`; query by
+    /// query unless the structure does better.
+    fn within_group(
+        &self,
+        qs: &[f64],
+        dim: usize,
+        r2: f64,
+        _s: &mut Scratch,
+        out: &mut Vec<(u32, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        for q in qs.chunks_exact(dim) {
+            self.within(q, r2, out);
+            ends.push(out.len());
+        }
+    }
+    /// The grouped queries, where the structure has them (the tree and brute force);
+    /// otherwise the caller asks query by query.
     fn grouped(&self) -> Option<&dyn Grouped>;
     /// Ends of groups of nearby points, in tree positions.
     fn leaf_ends(&self) -> Vec<usize>;
@@ -263,6 +290,171 @@ impl Brute {
     }
 }
 
+/// Queries per group of a brute-force index ([`Search::leaf_ends`]): each block of
+/// points is read once for this many queries.
+const BRUTE_GROUP: usize = 64;
+
+impl Brute {
+    /// [`Brute::scan`] for a group of queries (`qs`, row-major): `visitors[r]` sees
+    /// query r's squared distances in leaves of 16 points in index order, as it would
+    /// alone, bit for bit, but each block of points is read once for the whole group
+    /// and the distances are summed many at a time
+    /// ([`crate::kernel::distance::sq_distances_in_order`]).
+    fn scan_group<V: Visit>(
+        &self,
+        qs: &[f64],
+        visitors: &mut [V],
+        tile: &mut Vec<f64>,
+        pack: &mut Vec<f64>,
+    ) {
+        debug_assert_eq!(qs.len(), visitors.len() * self.dim, "one visitor per query");
+        sq_distance_blocks(qs, &self.points, self.dim, tile, pack, |r, j0, row| {
+            for (l, d) in row.chunks(LEAF).enumerate() {
+                let start = j0 + l * LEAF;
+                let r2 = self.r2.get(start..start + d.len()).unwrap_or(&[]);
+                visitors[r].leaf(start, d, r2);
+            }
+        });
+    }
+
+    /// Runs [`Nearest`] for every query of a group, each on its own scratch in `s.each`
+    /// (reset for k; the first `qs.len() / dim` are used).
+    fn nearest_group(&self, qs: &[f64], k: usize, balls: bool, s: &mut Scratch) -> usize {
+        let m = qs.len() / self.dim.max(1);
+        if s.each.len() < m {
+            s.each.resize_with(m, Scratch::default);
+        }
+        let mut visitors: Vec<Nearest> = s.each[..m]
+            .iter_mut()
+            .map(|e| {
+                e.reset(k);
+                Nearest { k, balls, s: e }
+            })
+            .collect();
+        self.scan_group(qs, &mut visitors, &mut s.tile, &mut s.pack);
+        m
+    }
+
+    /// Runs [`Collect`] with radius `r2(r)` for every query r of a group, into the
+    /// candidates of its own scratch in `s.each`; returns the number of queries.
+    fn collect_group(
+        &self,
+        qs: &[f64],
+        r2: impl Fn(usize) -> f64,
+        balls: bool,
+        s: &mut Scratch,
+    ) -> usize {
+        let m = qs.len() / self.dim.max(1);
+        if s.each.len() < m {
+            s.each.resize_with(m, Scratch::default);
+        }
+        let mut visitors: Vec<Collect> = s.each[..m]
+            .iter_mut()
+            .enumerate()
+            .map(|(r, e)| {
+                e.cand.clear();
+                Collect {
+                    r2: r2(r),
+                    balls,
+                    out: &mut e.cand,
+                }
+            })
+            .collect();
+        self.scan_group(qs, &mut visitors, &mut s.tile, &mut s.pack);
+        m
+    }
+}
+
+impl Grouped for Brute {
+    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
+        let m = self.nearest_group(qs, k, false, s);
+        out.extend(s.each[..m].iter_mut().map(|e| e.kth(k)));
+    }
+    fn links_group(
+        &self,
+        qs: &[f64],
+        r2q: &[f64],
+        _ids: &[u32],
+        s: &mut Scratch,
+        out: &mut Vec<(usize, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        self.collect_group(qs, |r| r2q[r], true, s);
+        // Tree positions are the indices: the links come sorted by index, once each.
+        for e in &s.each[..r2q.len()] {
+            out.extend(e.cand.iter().map(|&(p, d)| (p as usize, d)));
+            ends.push(out.len());
+        }
+    }
+    fn mirror_group(
+        &self,
+        qs: &[f64],
+        k: usize,
+        ids: &[u32],
+        s: &mut Scratch,
+        out: &mut Vec<(usize, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        let m = self.nearest_group(qs, k, true, s);
+        for e in &mut s.each[..m] {
+            let r2q = e.kth(k);
+            push_mirror(e, r2q, ids, out);
+            ends.push(out.len());
+        }
+    }
+}
+
+/// Every point with d ≤ r², or with `balls` d ≤ max(r², its ball's r²), in the order
+/// visited.
+struct Collect<'a> {
+    r2: f64,
+    balls: bool,
+    out: &'a mut Vec<(u32, f64)>,
+}
+
+impl Visit for Collect<'_> {
+    #[inline]
+    fn limit(&self, node_r2: f64) -> f64 {
+        if self.balls {
+            self.r2.max(node_r2)
+        } else {
+            self.r2
+        }
+    }
+    #[inline]
+    fn leaf(&mut self, start: usize, d: &[f64], r2: &[f64]) {
+        for (j, &d) in d.iter().enumerate() {
+            let r = if self.balls {
+                self.r2.max(r2[j])
+            } else {
+                self.r2
+            };
+            if d <= r {
+                self.out.push(((start + j) as u32, d));
+            }
+        }
+    }
+}
+
+/// Appends the mirror-rule links found by a [`Nearest`] search with balls whose k-th
+/// smallest distance is `r2q`: the candidates within r2q and the points whose ball
+/// holds the query, as `(original index, d)` sorted by index, each once.
+fn push_mirror(s: &Scratch, r2q: f64, ids: &[u32], out: &mut Vec<(usize, f64)>) {
+    let start = out.len();
+    out.extend(
+        s.cand
+            .iter()
+            .filter(|c| c.1 <= r2q)
+            .chain(&s.members)
+            .map(|&(p, d)| (ids[p as usize] as usize, d)),
+    );
+    // A point both near and holding q in its ball was listed twice.
+    let mut linked = out.split_off(start);
+    linked.sort_unstable_by_key(|p| p.0);
+    linked.dedup_by_key(|p| p.0);
+    out.extend(linked);
+}
+
 /// The three single queries of [`Search`], each a [`Visit`] passed to the structure's
 /// own traversal `$walk(q, visitor)`.
 macro_rules! queries_by {
@@ -282,12 +474,29 @@ use queries_by;
 
 impl Search for Brute {
     queries_by!(scan);
+    fn within_group(
+        &self,
+        qs: &[f64],
+        _dim: usize,
+        r2: f64,
+        s: &mut Scratch,
+        out: &mut Vec<(u32, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        let m = self.collect_group(qs, |_| r2, false, s);
+        for e in &s.each[..m] {
+            out.extend_from_slice(&e.cand);
+            ends.push(out.len());
+        }
+    }
     fn grouped(&self) -> Option<&dyn Grouped> {
-        None
+        Some(self as &dyn Grouped)
     }
     fn leaf_ends(&self) -> Vec<usize> {
         let n = self.points.len() / self.dim.max(1);
-        (1..=n.div_ceil(LEAF)).map(|g| (g * LEAF).min(n)).collect()
+        (1..=n.div_ceil(BRUTE_GROUP))
+            .map(|g| (g * BRUTE_GROUP).min(n))
+            .collect()
     }
     fn set_balls(&mut self, r2: Vec<f64>) {
         self.r2 = r2;
@@ -406,6 +615,38 @@ impl PointIndex {
         );
     }
 
+    /// [`PointIndex::within`] for each query of a group (`qs`, row-major) with the one
+    /// squared radius `r2`, appended to `out` in turn, and after each query the length
+    /// of `out` to `ends`. The same points as query by query (in an order fixed by
+    /// the index); by brute force (above 16 dimensions) each block of points is read
+    /// once for the group.
+    pub fn within_group(
+        &self,
+        qs: &[f64],
+        r2: f64,
+        s: &mut Scratch,
+        out: &mut Vec<(usize, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        let dim = self.check_group(qs, 1.min(self.len()));
+        let mut cand = std::mem::take(&mut s.cand);
+        cand.clear();
+        let mut inner = Vec::new();
+        self.search
+            .within_group(qs, dim, r2, s, &mut cand, &mut inner);
+        let mut from = 0;
+        for &to in &inner {
+            out.extend(
+                cand[from..to]
+                    .iter()
+                    .map(|&(p, d)| (self.ids[p as usize] as usize, d)),
+            );
+            ends.push(out.len());
+            from = to;
+        }
+        s.cand = cand;
+    }
+
     /// The mirror-rule links of a query `q` to points indexed [`with_balls`] whose radii
     /// are their k-th nearest squared distances among themselves: every i with
     /// ||q − xᵢ||² ≤ max(r²_q, r²ᵢ), r²_q the k-th smallest squared distance from q.
@@ -421,20 +662,7 @@ impl PointIndex {
     ) -> f64 {
         assert!(self.has_balls, "mirror_links needs an index with balls");
         let r2q = self.nearest(q, k, true, s);
-        let start = out.len();
-        let ids = &self.ids;
-        out.extend(
-            s.cand
-                .iter()
-                .filter(|c| c.1 <= r2q)
-                .chain(&s.members)
-                .map(|&(p, d)| (ids[p as usize] as usize, d)),
-        );
-        // A point both near and holding q in its ball was listed twice.
-        let mut linked = out.split_off(start);
-        linked.sort_unstable_by_key(|p| p.0);
-        linked.dedup_by_key(|p| p.0);
-        out.extend(linked);
+        push_mirror(s, r2q, &self.ids, out);
         r2q
     }
 

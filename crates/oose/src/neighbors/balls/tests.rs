@@ -23,6 +23,7 @@ fn queries_match_brute_force() {
         (3, 300, false),
         (3, 1000, true),
         (20, 300, false),
+        (20, 600, true),
     ] {
         let x = Mat::from_fn(n, dim, |_, _| coordinate(&mut r, grid, 6.0));
         let idx = PointIndex::new(x.as_ref());
@@ -84,6 +85,8 @@ fn mirror_group_matches_single_queries() {
         (3, 800, true),
         (3, 500, false),
         (17, 200, false),
+        (17, 600, true),
+        (300, 300, false),
     ] {
         let draw = |r: &mut Rng| coordinate(r, grid, 6.0);
         let x = Mat::from_fn(n, dim, |_, _| draw(&mut r));
@@ -95,6 +98,7 @@ fn mirror_group_matches_single_queries() {
             .collect();
         let idx = PointIndex::with_balls(x.as_ref(), &r2);
         let z = Mat::from_fn(300, dim, |_, _| draw(&mut r) * 1.2);
+        let mut hits = 0;
         for leaf in [1, 5, 16, 300] {
             let (order, bounds) = locality_groups(z.as_ref(), leaf);
             let mut seen = order.clone();
@@ -122,8 +126,26 @@ fn mirror_group_matches_single_queries() {
                     assert_eq!(got, one, "dim {dim}, leaf {leaf}");
                     from = ends[t];
                 }
+                // Radius queries of the group: the points and their order of the
+                // single query, for every query.
+                let radius = 2.0 * r2.iter().fold(0.0, |a: f64, &b| a.max(b));
+                let (mut out, mut ends) = (Vec::new(), Vec::new());
+                idx.within_group(&qs, radius, &mut s, &mut out, &mut ends);
+                let mut from = 0;
+                for (t, q) in qs.chunks_exact(dim).enumerate() {
+                    let mut one = Vec::new();
+                    idx.within(q, radius, &mut s, &mut one);
+                    hits += one.len();
+                    assert_eq!(
+                        out[from..ends[t]],
+                        one[..],
+                        "within, dim {dim}, leaf {leaf}"
+                    );
+                    from = ends[t];
+                }
             }
         }
+        assert!(hits >= 4 * 300, "radius queries that find points: {hits}");
     }
 }
 
@@ -138,6 +160,8 @@ fn grouped_kth_and_links_over_the_points_match_brute_force() {
         (3, 900, true),
         (3, 40, false),
         (18, 150, false),
+        (18, 700, true),
+        (260, 300, false),
     ] {
         let x = Mat::from_fn(n, dim, |_, _| coordinate(&mut r, grid, 7.0));
         let k = 9.min(n);
