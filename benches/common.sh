@@ -30,3 +30,14 @@ oose_env() {
   VIRTUAL_ENV="$PWD/$venv" PATH="$PWD/$venv/bin:$PATH" \
     "$venv/bin/maturin" develop --release --locked -q -m crates/oose-python/Cargo.toml
 }
+
+# datafold_python: sets PY to .venv-datafold's python (scripts/test creates that
+# environment; datafold's pins keep it apart), with pydiffmap added when missing.
+datafold_python() {
+  PY=.venv-datafold/bin/python
+  if [ ! -x "$PY" ]; then
+    echo "run scripts/test first (it creates .venv-datafold)" >&2
+    exit 1
+  fi
+  "$PY" -c "import pydiffmap" 2>/dev/null || "$PY" -m pip install --quiet "pydiffmap==0.2.0.1"
+}

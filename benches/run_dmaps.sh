@@ -5,12 +5,7 @@
 # peer/oose. The peers live in .venv-datafold (scripts/test creates it; pydiffmap is
 # added here). DMAPS_SCALE=0 skips the scale run.
 . "$(dirname "$0")/common.sh"
-PY=.venv-datafold/bin/python
-if [ ! -x "$PY" ]; then
-  echo "run scripts/test first (it creates .venv-datafold)" >&2
-  exit 1
-fi
-"$PY" -c "import pydiffmap" 2>/dev/null || "$PY" -m pip install --quiet "pydiffmap==0.2.0.1"
+datafold_python
 dataset s-curve 20000 0 "$tmp/train.npy"
 dataset s-curve 20000 1 "$tmp/new.npy"
 criterion dmaps

@@ -8,12 +8,7 @@
 # (scikit-learn's kNN, k = 25, oose's ε) and scikit-learn's KernelPCA (its gamma =
 # 1/oose's ε, 2 components). Prints medians and ratios peer/oose.
 . "$(dirname "$0")/common.sh"
-PY=.venv-datafold/bin/python
-if [ ! -x "$PY" ]; then
-  echo "run scripts/test first (it creates .venv-datafold)" >&2
-  exit 1
-fi
-"$PY" -c "import pydiffmap" 2>/dev/null || "$PY" -m pip install --quiet "pydiffmap==0.2.0.1"
+datafold_python
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
   apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist >/dev/null
 fi
