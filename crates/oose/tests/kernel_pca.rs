@@ -146,8 +146,16 @@ fn low_rank_solver_equals_dense_solver() {
                 dense.extend(z.as_ref()).unwrap(),
             );
             assert!(max_rel_diff(ea.coordinates.as_ref(), eb.coordinates.as_ref()) < 1e-9);
+            // The solvers factor K by different algorithms (one column a pivot, or in
+            // panels of 64): k₀ agrees to the rounding of ||L⁻¹ k_S(z)||², about
+            // 1e-16 · cond(K[S, S]) (docs/maths.md §4). Gaussian ε = 40 keeps all 400
+            // pivots and K[S, S] is ill-conditioned: 1.9e-10 measured.
             for (a, b) in ea.residual.iter().zip(&eb.residual) {
-                assert!((a - b).abs() < 1e-10, "{a} vs {b}");
+                assert!(
+                    (a - b).abs() < 1e-8,
+                    "{} residual: {a} vs {b}",
+                    kernel.name()
+                );
             }
         }
     }
