@@ -465,3 +465,38 @@ fn precomputed_kernel_refuses_restricted_reconstruction_in_one_place() {
         );
     }
 }
+
+/// The low-rank route's look-ahead asks for kernel columns in blocks and subtracts the
+/// factor by parallel matrix products: the factor, hence every residual, has the same
+/// bits on one thread and on two (wide points, so that the look-ahead reaches its
+/// parallel sizes). The eigenvalues are not compared: faer's dense eigensolver blocks
+/// by the thread count (docs/design.md promises thread-independent bits for t-SNE and
+/// UMAP only).
+#[test]
+fn low_rank_factor_has_the_same_bits_on_one_and_two_threads() {
+    let x = Rng::new(21).normal_mat(1500, 12);
+    let fit = |t: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+            .install(|| {
+                KernelPca {
+                    n_components: 3,
+                    kernel: Kernel::gaussian(400.0),
+                    solver: Solver::LowRank,
+                    ..Default::default()
+                }
+                .fit(x.as_ref())
+                .unwrap()
+            })
+    };
+    let (one, two) = (fit(1), fit(2));
+    assert!(one.residual_rank() > 200, "rank {}", one.residual_rank());
+    let z = Rng::new(22).normal_mat(20, 12);
+    let (a, b) = (
+        one.extend(z.as_ref()).unwrap(),
+        two.extend(z.as_ref()).unwrap(),
+    );
+    assert_eq!(a.residual, b.residual);
+}

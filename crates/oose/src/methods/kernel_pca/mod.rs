@@ -15,7 +15,7 @@ use crate::kernel::params::KERNEL_SPECS;
 use crate::kernel::Kernel;
 use crate::linalg::center::KernelMeans;
 use crate::linalg::eigen::{top_eigen, top_eigen_of_factor, Route, Solver, Structure};
-use crate::linalg::pivoted_cholesky::factorize;
+use crate::linalg::pivoted_cholesky::factorize_blocks;
 use crate::linalg::stored::StoredMat;
 use crate::methods::mds::Proximity;
 use crate::methods::OutOfSample;
@@ -152,9 +152,11 @@ impl KernelPca {
         let fitted = if let Route::LowRank { max_rank } = route {
             let f = if precomputed {
                 let diag = (0..n).map(|i| x[(i, i)]).collect();
-                factorize(diag, self.rank_tolerance, max_rank, |p, out| {
-                    for (i, o) in out.iter_mut().enumerate() {
-                        *o = 0.5 * (x[(i, p)] + x[(p, i)]);
+                factorize_blocks(diag, self.rank_tolerance, max_rank, |ps, mut out| {
+                    for (a, &p) in ps.iter().enumerate() {
+                        for i in 0..n {
+                            out[(i, a)] = 0.5 * (x[(i, p)] + x[(p, i)]);
+                        }
                     }
                 })
             } else {
@@ -170,10 +172,13 @@ impl KernelPca {
                                  the data, or choose kernel parameters that keep it finite)",
                     });
                 }
-                factorize(diag, self.rank_tolerance, max_rank, |p, out| {
-                    let c = kernel.block(x, &x_sq, x.subrows(p, 1), &x_sq[p..=p], Par::Seq);
-                    out.copy_from_slice(c.col_as_slice(0));
-                    out[p] = kernel.diag_value(x_sq[p]);
+                factorize_blocks(diag, self.rank_tolerance, max_rank, |ps, mut out| {
+                    let xc = Mat::from_fn(ps.len(), x.ncols(), |a, c| x[(ps[a], c)]);
+                    let sq: Vec<f64> = ps.iter().map(|&p| x_sq[p]).collect();
+                    kernel.block_into(out.as_mut(), x, &x_sq, xc.as_ref(), &sq, Par::rayon(0));
+                    for (a, &p) in ps.iter().enumerate() {
+                        out[(p, a)] = kernel.diag_value(x_sq[p]);
+                    }
                 })
             };
             if f.complete {
