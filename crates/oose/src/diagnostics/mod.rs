@@ -2,7 +2,7 @@
 //! comparison with retraining (maths §9), and the theory diagnostics (batch discrepancy,
 //! exactness criterion, interlacing; maths §4).
 
-mod direction;
+pub(crate) mod direction;
 pub mod novelty;
 pub mod residual;
 pub mod retrain;

@@ -369,7 +369,7 @@ impl Method for SpectralClustering {
 }
 
 impl Fitted for FittedSpectralClustering {
-    crate::fitted_basics!(points: core.x, warnings: core.warnings);
+    crate::fitted_basics!(points: core.x, warnings: core.warnings, novelty: core.fit_novelty);
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         fit_time_policy(SpectralClustering::NAME, opts)

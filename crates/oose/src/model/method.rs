@@ -460,6 +460,17 @@ pub(crate) fn mutual_refused(method: &str) -> Error {
 #[macro_export]
 #[doc(hidden)]
 macro_rules! fitted_basics {
+    (points: $($p:ident).+, warnings: $($w:ident).+, novelty: $($n:ident).+) => {
+        $crate::fitted_basics!(points: $($p).+, warnings: $($w).+);
+
+        /// From the fit's kNN search when it found the score's neighbours.
+        fn novelty(
+            &self,
+            _input: Option<$crate::model::Input<'_>>,
+        ) -> Option<$crate::diagnostics::novelty::Novelty> {
+            self.$($n).+.take_or_fit(self.$($p).+.view())
+        }
+    };
     (points: $($p:ident).+, warnings: $($w:ident).+) => {
         fn training_stored(&self) -> Option<&$crate::linalg::stored::StoredMat> {
             Some(&self.$($p).+)
@@ -588,9 +599,7 @@ macro_rules! neighbour_embedding_fitted {
             &self,
             _input: Option<$crate::model::Input<'_>>,
         ) -> Option<$crate::diagnostics::novelty::Novelty> {
-            self.fit_novelty
-                .take()
-                .or_else(|| $crate::diagnostics::novelty::Novelty::fit(self.x.view()))
+            self.fit_novelty.take_or_fit(self.x.view())
         }
 
         fn search_training(

@@ -117,6 +117,12 @@ impl Pending {
     pub(crate) fn take(&self) -> Option<Novelty> {
         self.0 .0.lock().ok().and_then(|mut n| n.take())
     }
+
+    /// The score, once; else (taken already, or none was found) fitted on the
+    /// training points `x`.
+    pub(crate) fn take_or_fit(&self, x: MatRef<'_, f64>) -> Option<Novelty> {
+        self.take().or_else(|| Novelty::fit(x))
+    }
 }
 
 /// Per-point novelty columns of one extension.

@@ -622,7 +622,7 @@ macro_rules! network_method {
 
             /// From the fit's NN-descent graph where it made one, else exact.
             fn novelty(&self, _input: Option<Input<'_>>) -> Option<Novelty> {
-                self.fit_novelty.take().or_else(|| Novelty::fit(self.x.view()))
+                self.fit_novelty.take_or_fit(self.x.view())
             }
 
             fn search_training(&self, new: MatRef<'_, f64>, k: usize) -> Option<Neighbours> {

@@ -43,6 +43,9 @@ pub struct DiffusionCore {
     pub(crate) warnings: crate::model::method::Transient<Vec<String>>,
     #[serde(skip)]
     pub(crate) index: Indexes,
+    /// The novelty score from the fit's kNN search, for the model (not stored).
+    #[serde(skip)]
+    pub(crate) fit_novelty: Pending,
 }
 
 impl DiffusionCore {
@@ -180,6 +183,10 @@ impl DiffusionCore {
             nnz,
             warnings: crate::model::method::Transient(warnings),
             index: Indexes::default(),
+            fit_novelty: Pending::new(
+                nk.neighbours
+                    .and_then(|(idx, dist)| Novelty::from_graph(x, &idx, &dist)),
+            ),
         })
     }
 

@@ -163,7 +163,7 @@ impl Method for LaplacianEigenmaps {
 }
 
 impl Fitted for FittedEigenmaps {
-    crate::fitted_basics!(points: core.x, warnings: core.warnings);
+    crate::fitted_basics!(points: core.x, warnings: core.warnings, novelty: core.fit_novelty);
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         fit_time_policy(LaplacianEigenmaps::NAME, opts)

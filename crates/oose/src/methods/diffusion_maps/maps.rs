@@ -391,7 +391,7 @@ impl Method for DiffusionMaps {
 }
 
 impl Fitted for FittedDiffusionMaps {
-    crate::fitted_basics!(points: core.x, warnings: core.warnings);
+    crate::fitted_basics!(points: core.x, warnings: core.warnings, novelty: core.fit_novelty);
 
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&["density", "on_isolated", "extension"], |o| {

@@ -11,6 +11,7 @@
 //! `core` (the fitted kernel), `extend` (new points), `maps` and `eigenmaps` (the two
 //! embeddings); spectral clustering is `methods::spectral_clustering`.
 
+use crate::diagnostics::novelty::{Novelty, Pending};
 use crate::diagnostics::residual::ResidualFactor;
 use crate::error::{Error, Result};
 use crate::extend::{by_chunks, Column, Extension};

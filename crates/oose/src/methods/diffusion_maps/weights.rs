@@ -2,6 +2,8 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::diagnostics::direction::CANDIDATES;
+use crate::neighbors::Neighbours;
 
 /// The weights W (dense or sparse, symmetric, wᵢᵢ = 1) of a point set.
 #[derive(Clone, Debug)]
@@ -93,6 +95,18 @@ pub struct NormalisedKernel {
     pub component: Vec<usize>,
     /// Component sizes, largest first (one entry: the graph is connected).
     pub component_sizes: Vec<usize>,
+    /// Each point's nearest others found by a kNN fit, for the novelty score (see
+    /// [`nearest_others`]).
+    pub(crate) neighbours: Option<Neighbours>,
+}
+
+/// The weights of a point set with what their search found on the way.
+struct Built {
+    weights: Weights,
+    epsilon: f64,
+    dimension_estimate: Option<f64>,
+    radii2: Vec<f64>,
+    neighbours: Option<Neighbours>,
 }
 
 impl DiffusionKernel {
@@ -163,13 +177,20 @@ impl DiffusionKernel {
         self.epsilon.resolve(x, false)
     }
 
-    /// Weights W of the rows of `x` (validated, ε resolved).
+    /// Weights W of the rows of `x` (validated, ε resolved), with ε, the log-slope
+    /// rule's dimension estimate and the kNN squared radii r²ᵢ (empty unless kNN).
     pub fn weights(&self, x: MatRef<'_, f64>) -> Result<(Weights, f64, Option<f64>, Vec<f64>)> {
+        let b = self.build(x)?;
+        Ok((b.weights, b.epsilon, b.dimension_estimate, b.radii2))
+    }
+
+    fn build(&self, x: MatRef<'_, f64>) -> Result<Built> {
         validate::training_points("training data", x)?;
         let n = x.nrows();
         self.validate(n)?;
         let (eps, dim) = self.resolve_epsilon(x)?;
         let w = |d2: f64| (-d2 / eps).exp();
+        let mut neighbours = None;
         let (weights, radii2) = match self.sparsity {
             Sparsity::Dense => {
                 let k = Kernel::Gaussian {
@@ -180,19 +201,25 @@ impl DiffusionKernel {
                 (Weights::Dense(k.gram(x, Par::rayon(0))), Vec::new())
             }
             Sparsity::Knn(k) => {
-                // Two passes over groups of nearby points (the tree's leaves), one
-                // descent per group: every point's exact k-th nearest squared distance
-                // r²ᵢ, then its row {j : ||xᵢ − xⱼ||² ≤ max(r²ᵢ, r²ⱼ)} of the symmetric
-                // rule (no transpose needed: the test is symmetric bit for bit).
+                // One pass over groups of nearby points (the tree's leaves), one descent
+                // per group: every point's exact k-th nearest squared distance r²ᵢ and
+                // its ball {j : ||xᵢ − xⱼ||² ≤ r²ᵢ}; the rows of the symmetric rule
+                // follow from the balls (see `rows_from_balls`).
                 let points = PointIndex::new(x);
-                let radii2 = points.map_groups(|_, qs, s, out| points.kth_group(qs, k, s, out));
-                let points = points.into_balls(&radii2);
-                let rows = symmetric_rows(&points, &radii2, |row| {
-                    let mut row: Vec<(u32, f64)> =
-                        row.iter().map(|&(j, d)| (j as u32, d)).collect();
-                    gaussian_in_place(&mut row, eps);
-                    row
+                let balls = points.map_groups(|_, qs, s, out| {
+                    let (mut r2, mut found, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+                    points.balls_group(qs, k, s, &mut r2, &mut found, &mut ends);
+                    let mut from = 0;
+                    for (&to, &r2) in ends.iter().zip(&r2) {
+                        out.push((r2, found[from..to].to_vec()));
+                        from = to;
+                    }
                 });
+                let (radii2, balls): (Vec<f64>, Vec<_>) = balls.into_iter().unzip();
+                neighbours = nearest_others(&balls);
+                let mut rows = rows_from_balls(balls);
+                rows.par_iter_mut()
+                    .for_each(|row| gaussian_in_place(row, eps));
                 (Weights::Sparse(SymCsr::from_rows(rows)), radii2)
             }
             Sparsity::Threshold(eta) => {
@@ -216,14 +243,26 @@ impl DiffusionKernel {
                 (Weights::Sparse(SymCsr::from_rows(rows)), Vec::new())
             }
         };
-        Ok((weights, eps, dim, radii2))
+        Ok(Built {
+            weights,
+            epsilon: eps,
+            dimension_estimate: dim,
+            radii2,
+            neighbours,
+        })
     }
 
     /// The normalised symmetric kernel of the rows of `x` (maths §7), with the connected
     /// components of its graph (on a disconnected graph eigenvalue 1 is repeated, once
     /// per component).
     pub fn normalised(&self, x: MatRef<'_, f64>) -> Result<NormalisedKernel> {
-        let (mut weights, epsilon, dimension_estimate, radii2) = self.weights(x)?;
+        let Built {
+            mut weights,
+            epsilon,
+            dimension_estimate,
+            radii2,
+            neighbours,
+        } = self.build(x)?;
         let (component, component_sizes) = weights.components();
         let density = weights.row_sums();
         let alpha = self.alpha;
@@ -241,6 +280,7 @@ impl DiffusionKernel {
             radii2,
             component,
             component_sizes,
+            neighbours,
         })
     }
 }
@@ -266,6 +306,51 @@ pub(crate) fn symmetric_rows<T: Send>(
             from = to;
         }
     })
+}
+
+/// The rows {j : ||xᵢ − xⱼ||² ≤ max(r²ᵢ, r²ⱼ)} of the symmetric kNN rule, as
+/// `(j, squared distance)` sorted by j, from every point's ball `balls[i]` =
+/// {j : ||xᵢ − xⱼ||² ≤ r²ᵢ}: row i is ball i together with every j whose ball holds i.
+/// Exact, with no distance computed again: the distance is symmetric bit for bit
+/// (maths §1), so `balls[j]` holds i with the very value `balls[i]` would.
+pub(crate) fn rows_from_balls(balls: Vec<Vec<(usize, f64)>>) -> Vec<Vec<(u32, f64)>> {
+    let mut rows: Vec<Vec<(u32, f64)>> = balls
+        .iter()
+        .map(|b| b.iter().map(|&(j, d)| (j as u32, d)).collect())
+        .collect();
+    for (i, ball) in balls.iter().enumerate() {
+        for &(j, d) in ball {
+            if j != i {
+                rows[j].push((i as u32, d));
+            }
+        }
+    }
+    rows.par_iter_mut().for_each(|row| {
+        row.sort_unstable_by_key(|p| p.0);
+        row.dedup_by_key(|p| p.0);
+    });
+    rows
+}
+
+/// Each point's [`CANDIDATES`] nearest others from the balls of a kNN fit (every ball
+/// holds the point itself at distance 0): indices and distances, nearest first, ties by
+/// index — the search [`Novelty::fit`] would make, with the exact distances of maths §1,
+/// so the novelty score costs no second search. `None` when a ball holds fewer.
+pub(crate) fn nearest_others(balls: &[Vec<(usize, f64)>]) -> Option<Neighbours> {
+    let lists: Option<Vec<(Vec<usize>, Vec<f64>)>> = balls
+        .par_iter()
+        .enumerate()
+        .map(|(i, ball)| {
+            let mut others: Vec<(usize, f64)> = ball.iter().filter(|p| p.0 != i).copied().collect();
+            if others.len() < CANDIDATES {
+                return None;
+            }
+            others.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            others.truncate(CANDIDATES);
+            Some(others.into_iter().map(|(j, d)| (j, d.sqrt())).unzip())
+        })
+        .collect();
+    lists.map(|l| l.into_iter().unzip())
 }
 
 /// Sparse weight rows of new points: row r is `links[spans[r].0..spans[r].1]`

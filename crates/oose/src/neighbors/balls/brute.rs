@@ -1,19 +1,24 @@
 //! Brute force over the points, above 16 dimensions and for sets under 64 points: one
 //! query scans every leaf of 16 points in index order; a group of queries reads each
 //! block of points once, its distances summed many at a time with the one-query bits
-//! ([`crate::kernel::distance::sq_distances_in_order`]).
+//! ([`crate::kernel::distance::sq_distances_in_order`]), and from 32 coordinates only
+//! for the pairs a matrix product does not rule out (maths §1, [`Brute::scan_group`]).
 
 use super::{
-    push_mirror, queries_by, sq_dist, Containing, Grouped, Nearest, Scratch, Search, Visit, Within,
-    LEAF,
+    push_mirror, queries_by, sq_dist, Containing, Grouped, KthOut, Nearest, Scratch, Search, Visit,
+    Within, LEAF,
 };
-use crate::kernel::distance::sq_distance_blocks;
+use crate::kernel::distance::{sq_distance_blocks, sq_distances_in_order, DISTANCE_BLOCK};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
 
 /// Brute force over the points (tree positions = original indices).
 pub(super) struct Brute {
     pub(super) dim: usize,
     pub(super) points: Vec<f64>,
     pub(super) r2: Vec<f64>,
+    /// The rows' norms, for the screen of [`Brute::scan_group`] ([`screening_norms`]).
+    pub(super) norms: Vec<f64>,
 }
 
 impl Brute {
@@ -39,27 +44,139 @@ impl Brute {
 /// points is read once for this many queries.
 const BRUTE_GROUP: usize = 64;
 
+/// Widths from which a group's scan screens its pairs by a matrix product first.
+pub(super) const SCREEN_DIM: usize = 32;
+
+/// Euclidean norms of the rows of `points` (`dim` wide) when a scan screens its pairs
+/// ([`SCREEN_DIM`]), else none.
+pub(super) fn screening_norms(points: &[f64], dim: usize) -> Vec<f64> {
+    if dim < SCREEN_DIM {
+        return Vec::new();
+    }
+    points
+        .chunks_exact(dim)
+        .map(|p| p.iter().map(|v| v * v).sum::<f64>().sqrt())
+        .collect()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Blocks this thread answered through the screen (tests check that they ran).
+    pub(super) static SCREENED_BLOCKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Reusable buffers of a screened scan ([`Brute::scan_group`]).
+#[derive(Default)]
+pub(super) struct Screen {
+    /// A group's approximate squared distances to a block (column-major).
+    approx: Vec<f64>,
+    /// Which pairs of the block need their exact distance (row-major).
+    keep: Vec<bool>,
+    /// The rows one query needs, packed, and their exact distances.
+    rows: Vec<f64>,
+    exact: Vec<f64>,
+    /// One query's distances to the block: exact where kept, else +∞.
+    d: Vec<f64>,
+}
+
 impl Brute {
     /// [`Brute::scan`] for a group of queries (`qs`, row-major): `visitors[r]` sees
     /// query r's squared distances in leaves of 16 points in index order, as it would
-    /// alone, bit for bit, but each block of points is read once for the whole group
-    /// and the distances are summed many at a time
-    /// ([`crate::kernel::distance::sq_distances_in_order`]).
+    /// alone, bit for bit, but each block of points is read once for the whole group.
+    ///
+    /// Below [`SCREEN_DIM`] coordinates every distance is summed exactly, many at a time
+    /// ([`crate::kernel::distance::sq_distances_in_order`]). From there, a block's pairs
+    /// are screened first by the matrix product ||q||² + ||p||² − 2qᵀp. Its rounding
+    /// error and the exact sum's are each at most (D + 5)u(‖q‖ + ‖p‖)² (u = 2⁻⁵³, D
+    /// coordinates; maths §1), and the screen allows twice their sum. A pair whose screened
+    /// value minus that allowance exceeds what the visitor keeps at the block's start
+    /// (`Visit::limit` with the point's ball: visitors only ever lower it) has an exact
+    /// distance the visitor would drop too, so it gets +∞ instead; every other pair gets
+    /// its exact distance. So the visitors decide as with every distance exact. A block
+    /// where more than a quarter of the pairs pass the screen is summed exactly whole.
     fn scan_group<V: Visit>(
         &self,
         qs: &[f64],
         visitors: &mut [V],
         tile: &mut Vec<f64>,
         pack: &mut Vec<f64>,
+        sc: &mut Screen,
     ) {
         debug_assert_eq!(qs.len(), visitors.len() * self.dim, "one visitor per query");
-        sq_distance_blocks(qs, &self.points, self.dim, tile, pack, |r, j0, row| {
+        let feed = |v: &mut V, j0: usize, row: &[f64]| {
             for (l, d) in row.chunks(LEAF).enumerate() {
                 let start = j0 + l * LEAF;
-                let r2 = self.r2.get(start..start + d.len()).unwrap_or(&[]);
-                visitors[r].leaf(start, d, r2);
+                v.leaf(start, d, self.r2.get(start..start + d.len()).unwrap_or(&[]));
             }
-        });
+        };
+        if self.norms.is_empty() {
+            sq_distance_blocks(qs, &self.points, self.dim, tile, pack, |r, j0, row| {
+                feed(&mut visitors[r], j0, row)
+            });
+            return;
+        }
+        let (dim, m) = (self.dim, visitors.len());
+        let q_sq: Vec<f64> = qs
+            .chunks_exact(dim)
+            .map(|q| q.iter().map(|v| v * v).sum())
+            .collect();
+        let q_norm: Vec<f64> = q_sq.iter().map(|v: &f64| v.sqrt()).collect();
+        let allowance = 4.0 * (dim as f64 + 5.0) * (f64::EPSILON / 2.0);
+        let qm = MatRef::from_row_major_slice(qs, m, dim);
+        for (b, block) in self.points.chunks(DISTANCE_BLOCK * dim).enumerate() {
+            let (len, j0) = (block.len() / dim, b * DISTANCE_BLOCK);
+            let norms = &self.norms[j0..j0 + len];
+            sc.approx.resize(m * len, 0.0);
+            matmul(
+                MatMut::from_column_major_slice_mut(&mut sc.approx, m, len),
+                Accum::Replace,
+                qm,
+                MatRef::from_row_major_slice(block, len, dim).transpose(),
+                -2.0,
+                Par::Seq,
+            );
+            sc.keep.resize(m * len, false);
+            let mut kept = 0;
+            for (r, v) in visitors.iter().enumerate() {
+                for (j, &np) in norms.iter().enumerate() {
+                    let screened = q_sq[r] + np * np + sc.approx[j * m + r];
+                    let slack = allowance * (q_norm[r] + np) * (q_norm[r] + np);
+                    let limit = v.limit(self.r2.get(j0 + j).copied().unwrap_or(0.0));
+                    let keep = screened - slack <= limit;
+                    sc.keep[r * len + j] = keep;
+                    kept += usize::from(keep);
+                }
+            }
+            if 4 * kept > m * len {
+                tile.resize(m * len, 0.0);
+                sq_distances_in_order(qs, block, dim, tile, pack);
+                for (v, row) in visitors.iter_mut().zip(tile.chunks_exact(len)) {
+                    feed(v, j0, row);
+                }
+                continue;
+            }
+            #[cfg(test)]
+            SCREENED_BLOCKS.with(|c| c.set(c.get() + 1));
+            for (r, (v, q)) in visitors.iter_mut().zip(qs.chunks_exact(dim)).enumerate() {
+                let keep = &sc.keep[r * len..(r + 1) * len];
+                sc.rows.clear();
+                for (p, _) in block.chunks_exact(dim).zip(keep).filter(|t| *t.1) {
+                    sc.rows.extend_from_slice(p);
+                }
+                sc.exact.resize(sc.rows.len() / dim, 0.0);
+                sq_distances_in_order(q, &sc.rows, dim, &mut sc.exact, pack);
+                sc.d.clear();
+                let mut exact = sc.exact.iter();
+                sc.d.extend(keep.iter().map(|&k| {
+                    if k {
+                        *exact.next().expect("one exact distance per kept pair")
+                    } else {
+                        f64::INFINITY
+                    }
+                }));
+                feed(v, j0, &sc.d);
+            }
+        }
     }
 
     /// Runs [`Nearest`] for every query of a group, each on its own scratch in `s.each`
@@ -73,7 +190,7 @@ impl Brute {
                 Nearest { k, balls, s: e }
             })
             .collect();
-        self.scan_group(qs, &mut visitors, &mut s.tile, &mut s.pack);
+        self.scan_group(qs, &mut visitors, &mut s.tile, &mut s.pack, &mut s.screen);
         m
     }
 
@@ -99,15 +216,18 @@ impl Brute {
                 }
             })
             .collect();
-        self.scan_group(qs, &mut visitors, &mut s.tile, &mut s.pack);
+        self.scan_group(qs, &mut visitors, &mut s.tile, &mut s.pack, &mut s.screen);
         m
     }
 }
 
 impl Grouped for Brute {
-    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
+    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, mut out: KthOut<'_>) {
         let m = self.nearest_group(qs, k, false, s);
-        out.extend(s.each[..m].iter_mut().map(|e| e.kth(k)));
+        for e in &mut s.each[..m] {
+            let r2 = e.kth(k);
+            out.push(&e.cand, r2);
+        }
     }
     fn links_group(
         &self,

@@ -19,7 +19,8 @@
 //! nearest of z together with every xᵢ whose ball contains z. Dimensions above 16 and
 //! sets under 64 points are scanned by brute force with the same formula; a group of
 //! queries reads each block of points once, its distances summed many at a time with
-//! the same bits ([`crate::kernel::distance::sq_distances_in_order`]).
+//! the same bits ([`crate::kernel::distance::sq_distances_in_order`]), wide points
+//! only where a matrix product cannot rule the pair out (`brute`).
 
 use faer::MatRef;
 
@@ -76,6 +77,8 @@ pub struct Scratch {
     /// are computed from (brute force).
     tile: Vec<f64>,
     pack: Vec<f64>,
+    /// A group's screen (brute force).
+    screen: brute::Screen,
 }
 
 impl Scratch {
@@ -239,9 +242,35 @@ trait Search: Send + Sync {
     fn set_balls(&mut self, r2: Vec<f64>);
 }
 
+/// Where a k-th-nearest search puts what it finds for each query: its exact k-th
+/// nearest squared distance r², and where asked its ball — the points within r² (ties
+/// included) as `(original index, d)` in the index's order, and after each query the
+/// length of that list to `ends`.
+struct KthOut<'a> {
+    r2: &'a mut Vec<f64>,
+    balls: Option<(&'a [u32], &'a mut Vec<(usize, f64)>, &'a mut Vec<usize>)>,
+}
+
+impl KthOut<'_> {
+    /// Records one query from candidates (tree positions) that hold every point
+    /// within its k-th nearest squared distance `r2`.
+    fn push(&mut self, cand: &[(u32, f64)], r2: f64) {
+        self.r2.push(r2);
+        if let Some((ids, out, ends)) = &mut self.balls {
+            out.extend(
+                cand.iter()
+                    .filter(|c| c.1 <= r2)
+                    .map(|&(p, d)| (ids[p as usize] as usize, d)),
+            );
+            ends.push(out.len());
+        }
+    }
+}
+
 /// Queries answered for a group of nearby queries at once (see [`PointIndex`]).
 trait Grouped {
-    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>);
+    /// Each query's exact k-th nearest squared distance (and ball) into `out`.
+    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: KthOut<'_>);
     #[allow(clippy::too_many_arguments)]
     fn links_group(
         &self,
@@ -328,6 +357,7 @@ impl PointIndex {
         let (search, ids) = if !(1..=MAX_DIM).contains(&dim) || n < 64 {
             let b = Brute {
                 dim,
+                norms: brute::screening_norms(&points, dim),
                 points: points.clone(),
                 r2: Vec::new(),
             };
@@ -507,17 +537,44 @@ impl PointIndex {
     /// to `out` in turn; one descent for the whole group (see
     /// [`PointIndex::mirror_group`]).
     pub fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
+        self.kth_group_into(
+            qs,
+            k,
+            s,
+            KthOut {
+                r2: out,
+                balls: None,
+            },
+        );
+    }
+    /// [`PointIndex::kth_group`], with each query's ball too: every i with
+    /// ||q − xᵢ||² ≤ r²_q (its k nearest, ties included) appended to `balls` as
+    /// `(i, ||q − xᵢ||²)` in an order fixed by the index, and after each query the
+    /// length of `balls` to `ends`. The same search, so the same cost.
+    pub fn balls_group(
+        &self,
+        qs: &[f64],
+        k: usize,
+        s: &mut Scratch,
+        r2: &mut Vec<f64>,
+        balls: &mut Vec<(usize, f64)>,
+        ends: &mut Vec<usize>,
+    ) {
+        let balls = Some((&self.ids[..], balls, ends));
+        self.kth_group_into(qs, k, s, KthOut { r2, balls });
+    }
+    fn kth_group_into(&self, qs: &[f64], k: usize, s: &mut Scratch, mut out: KthOut<'_>) {
         let dim = self.check_group(qs, k);
         match self.search.grouped() {
             Some(g) => g.kth_group(qs, k, s, out),
             None => {
                 for q in qs.chunks_exact(dim) {
-                    out.push(self.nearest(q, k, false, s));
+                    let r2 = self.nearest(q, k, false, s);
+                    out.push(&s.cand, r2);
                 }
             }
         }
     }
-
     /// For each query q of a group (`qs`, row-major) with its own squared radius
     /// `r2q[q]`, every i with ||q − xᵢ||² ≤ max(r²_q, r²ᵢ) (the symmetric kNN rule when
     /// r²_q is q's k-th nearest squared distance), appended to `out` as

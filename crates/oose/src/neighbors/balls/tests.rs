@@ -11,6 +11,13 @@ fn coordinate(r: &mut Rng, grid: bool, cells: f64) -> f64 {
     }
 }
 
+/// The rows `ids` of `x`, one after another (a group of queries).
+fn gather(x: faer::MatRef<'_, f64>, ids: &[u32]) -> Vec<f64> {
+    ids.iter()
+        .flat_map(|&i| x.row(i as usize).iter().copied().collect::<Vec<_>>())
+        .collect()
+}
+
 /// Every query against brute force, on data with many exact ties (a coarse grid)
 /// and on continuous data, in dimensions served by the tree and by brute force.
 #[test]
@@ -110,10 +117,7 @@ fn mirror_group_matches_single_queries() {
                     g[0] < g[1] && g[1] - g[0] <= leaf,
                     "group {g:?}, leaf {leaf}"
                 );
-                let qs: Vec<f64> = order[g[0]..g[1]]
-                    .iter()
-                    .flat_map(|&i| z.row(i as usize).iter().copied().collect::<Vec<_>>())
-                    .collect();
+                let qs = gather(z.as_ref(), &order[g[0]..g[1]]);
                 let (mut out, mut ends) = (Vec::new(), Vec::new());
                 idx.mirror_group(&qs, k, &mut s, &mut out, &mut ends);
                 assert_eq!(ends.len(), g[1] - g[0]);
@@ -170,12 +174,7 @@ fn grouped_kth_and_links_over_the_points_match_brute_force() {
         let order = idx.spatial_order().to_vec();
         let bounds = idx.leaf_groups();
         assert_eq!((bounds[0], *bounds.last().unwrap()), (0, n));
-        let rows = |g: &[usize]| -> Vec<f64> {
-            order[g[0]..g[1]]
-                .iter()
-                .flat_map(|&i| x.row(i as usize).iter().copied().collect::<Vec<_>>())
-                .collect()
-        };
+        let rows = |g: &[usize]| gather(x.as_ref(), &order[g[0]..g[1]]);
         let mut r2 = vec![0.0; n];
         for g in bounds.windows(2) {
             let mut out = Vec::new();
@@ -208,6 +207,147 @@ fn grouped_kth_and_links_over_the_points_match_brute_force() {
                 assert_eq!(got, want, "links of point {i}, dim {dim}");
                 from = to;
             }
+        }
+    }
+}
+
+/// Clustered points: `centres` centres, each point a centre plus noise of scale
+/// `noise`, on the integer grid when `grid` (many exact ties).
+fn clusters(r: &mut Rng, n: usize, dim: usize, centres: usize, noise: f64, grid: bool) -> Mat<f64> {
+    let c = Mat::from_fn(centres, dim, |_, _| r.normal() * 20.0);
+    let mut x = Mat::from_fn(n, dim, |i, j| c[(i % centres, j)] + r.normal() * noise);
+    if grid {
+        x = Mat::from_fn(n, dim, |i, j| x[(i, j)].round());
+    }
+    x
+}
+
+/// The one-pass fit of the symmetric kNN graph: each point's ball (its k nearest,
+/// ties included) from `balls_group`, and the rows built from the balls by
+/// `rows_from_balls`, against brute force; in tree dimensions, in brute-force ones
+/// below the screen, and in screened ones (clustered, so that the screen answers most
+/// blocks: checked), on continuous data and on a grid with ties.
+#[test]
+fn balls_and_the_rows_built_from_them_match_brute_force() {
+    use crate::methods::diffusion_maps::weights::rows_from_balls;
+    let mut r = Rng::new(17);
+    for (dim, n, grid) in [
+        (3, 600, true),
+        (5, 500, false),
+        (20, 400, true),
+        (40, 1500, false),
+        (40, 1500, true),
+        (120, 900, false),
+    ] {
+        let x = clusters(&mut r, n, dim, 7, 1.5, grid);
+        let k = 8;
+        let idx = PointIndex::new(x.as_ref());
+        let mut s = Scratch::default();
+        let order = idx.spatial_order().to_vec();
+        let screened = brute::SCREENED_BLOCKS.with(|c| c.get());
+        let mut r2 = vec![0.0; n];
+        let mut balls = vec![Vec::new(); n];
+        for g in idx.leaf_groups().windows(2) {
+            let qs = gather(x.as_ref(), &order[g[0]..g[1]]);
+            let (mut out, mut found, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+            idx.balls_group(&qs, k, &mut s, &mut out, &mut found, &mut ends);
+            let mut kth = Vec::new();
+            idx.kth_group(&qs, k, &mut s, &mut kth);
+            assert_eq!(kth, out, "kth_group and balls_group, dim {dim}");
+            let mut from = 0;
+            for ((&i, &to), v) in order[g[0]..g[1]].iter().zip(&ends).zip(out) {
+                r2[i as usize] = v;
+                balls[i as usize] = found[from..to].to_vec();
+                from = to;
+            }
+        }
+        if dim >= brute::SCREEN_DIM {
+            let used = brute::SCREENED_BLOCKS.with(|c| c.get()) - screened;
+            let blocks = n.div_ceil(64) * n.div_ceil(256);
+            assert!(
+                2 * used >= blocks,
+                "screened {used} of {blocks} blocks, dim {dim}"
+            );
+        }
+        let d = |i: usize, j: usize| sq_dist(idx.row(i), idx.row(j));
+        for i in 0..n {
+            let mut all: Vec<f64> = (0..n).map(|j| d(i, j)).collect();
+            all.sort_by(f64::total_cmp);
+            assert_eq!(r2[i], all[k - 1], "k-th distance of point {i}, dim {dim}");
+            let mut got = balls[i].clone();
+            got.sort_by_key(|p| p.0);
+            let want: Vec<(usize, f64)> = (0..n)
+                .filter(|&j| d(i, j) <= r2[i])
+                .map(|j| (j, d(i, j)))
+                .collect();
+            assert_eq!(got, want, "ball of point {i}, dim {dim}");
+        }
+        let rows = rows_from_balls(balls);
+        for (i, row) in rows.iter().enumerate() {
+            let want: Vec<(u32, f64)> = (0..n)
+                .filter(|&j| d(i, j) <= r2[i].max(r2[j]))
+                .map(|j| (j as u32, d(i, j)))
+                .collect();
+            assert_eq!(*row, want, "row of point {i}, dim {dim}");
+        }
+    }
+}
+
+/// The screened scan answers every grouped query as the unscreened single query does
+/// (clustered data in 64 dimensions, far from the origin too, where the screen's
+/// allowance grows and more blocks are summed whole).
+#[test]
+fn screened_group_queries_match_single_queries() {
+    let mut r = Rng::new(19);
+    for (offset, grid) in [(0.0, false), (0.0, true), (1e4, false)] {
+        let (n, dim, k) = (1200, 64, 6);
+        let x = clusters(&mut r, n, dim, 5, 2.0, grid);
+        let x = Mat::from_fn(n, dim, |i, j| x[(i, j)] + offset);
+        let plain = PointIndex::new(x.as_ref());
+        let mut s = Scratch::default();
+        let r2: Vec<f64> = (0..n)
+            .map(|i| plain.kth_sq_dist(plain.row(i), k, &mut s))
+            .collect();
+        let idx = PointIndex::with_balls(x.as_ref(), &r2);
+        let z = clusters(&mut r, 130, dim, 5, 3.0, grid);
+        let z = Mat::from_fn(130, dim, |i, j| z[(i, j)] + offset);
+        let qs = gather(z.as_ref(), &(0..130).collect::<Vec<u32>>());
+        let screened = brute::SCREENED_BLOCKS.with(|c| c.get());
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        idx.mirror_group(&qs, k, &mut s, &mut out, &mut ends);
+        let radius = r2.iter().fold(0.0, |a: f64, &b| a.max(b));
+        let (mut within, mut within_ends) = (Vec::new(), Vec::new());
+        idx.within_group(&qs, radius, &mut s, &mut within, &mut within_ends);
+        let mut kth = Vec::new();
+        idx.kth_group(&qs, k, &mut s, &mut kth);
+        let r2q = kth.clone();
+        let (mut links, mut link_ends) = (Vec::new(), Vec::new());
+        idx.links_group(&qs, &r2q, &mut s, &mut links, &mut link_ends);
+        if offset == 0.0 {
+            assert!(
+                brute::SCREENED_BLOCKS.with(|c| c.get()) > screened,
+                "the screen ran"
+            );
+        }
+        let (mut a, mut b, mut c) = (0, 0, 0);
+        for (t, q) in qs.chunks_exact(dim).enumerate() {
+            let mut one = Vec::new();
+            let r2t = idx.mirror_links(q, k, &mut s, &mut one);
+            assert_eq!(kth[t], r2t, "k-th of query {t}, offset {offset}");
+            let mut got = out[a..ends[t]].to_vec();
+            got.sort_by_key(|p| p.0);
+            assert_eq!(got, one, "mirror links of query {t}, offset {offset}");
+            let mut one = Vec::new();
+            idx.within(q, radius, &mut s, &mut one);
+            assert_eq!(within[b..within_ends[t]], one[..], "within, query {t}");
+            let want: Vec<(usize, f64)> = (0..n)
+                .map(|j| (j, sq_dist(q, idx.row(j))))
+                .filter(|&(j, d)| d <= r2q[t].max(r2[j]))
+                .collect();
+            let mut got = links[c..link_ends[t]].to_vec();
+            got.sort_by_key(|p| p.0);
+            assert_eq!(got, want, "links of query {t}, offset {offset}");
+            (a, b, c) = (ends[t], within_ends[t], link_ends[t]);
         }
     }
 }

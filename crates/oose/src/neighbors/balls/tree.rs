@@ -323,7 +323,7 @@ impl<const D: usize> Grouped for Tree<D> {
     /// smallest distance within it is the exact k-th nearest. (Bounds are widened by a
     /// relative 1e-10, far above the rounding of the triangle inequality; that only
     /// adds candidates.)
-    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Vec<f64>) {
+    fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, mut out: KthOut<'_>) {
         let (lo, hi, c) = Self::group_box(qs);
         let rc = self.centre_knn(&c, k, s);
         let reach = qs
@@ -339,7 +339,7 @@ impl<const D: usize> Grouped for Tree<D> {
             }
             let n = self.scan(&q, &s.leaves, |_| bound, &mut s.cand);
             let r2q = kth_smallest(&s.cand[..n], bound, k, &mut s.bits);
-            out.push(r2q);
+            out.push(&s.cand[..n], r2q);
             prev = Some((q, r2q));
         }
     }
