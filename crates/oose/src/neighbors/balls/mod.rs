@@ -248,8 +248,11 @@ trait Search: Send + Sync {
 /// length of that list to `ends`.
 struct KthOut<'a> {
     r2: &'a mut Vec<f64>,
-    balls: Option<(&'a [u32], &'a mut Vec<(usize, f64)>, &'a mut Vec<usize>)>,
+    balls: Option<BallsOut<'a>>,
 }
+
+/// The original index of each tree position, the balls' points and their ends.
+type BallsOut<'a> = (&'a [u32], &'a mut Vec<(usize, f64)>, &'a mut Vec<usize>);
 
 impl KthOut<'_> {
     /// Records one query from candidates (tree positions) that hold every point
