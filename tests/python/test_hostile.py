@@ -88,6 +88,12 @@ def test_dataset_sizes_and_seeds_are_whole_numbers_or_named_errors(monkeypatch):
     monkeypatch.setenv("OOSE_MEMORY_LIMIT", str(10**6))
     with pytest.raises(ValueError, match=r"data set \(n×3\) needs 22.9 MiB of memory"):
         oose.datasets.swiss_roll(10**6)
+    # Kernel interpolation holds four N×N matrices at its peak (K with working copies
+    # and factors): refused when 3.5 of them fit (it planned for two before).
+    x = np.random.default_rng(0).normal(size=(500, 2))
+    monkeypatch.setenv("OOSE_MEMORY_LIMIT", str(int(3.5 * 500 * 500 * 8)))
+    with pytest.raises(ValueError, match=r"kernel matrix \(N×N\) with its working copies and factors needs 7.6 MiB"):
+        oose.KernelInterpolator().fit(x, x[:, 0])
 
 
 @pytest.mark.parametrize("cls", [oose.UMAP, oose.TSNE])
