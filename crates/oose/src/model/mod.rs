@@ -16,6 +16,7 @@
 mod extend;
 mod file;
 mod finite;
+mod macros;
 pub mod method;
 pub mod params;
 pub(crate) mod specs;
