@@ -44,6 +44,23 @@ impl Brute {
 /// points is read once for this many queries.
 const BRUTE_GROUP: usize = 64;
 
+/// Largest group × points product a screened scan computes at once (16 MiB).
+const WHOLE_GROUP: usize = 1 << 21;
+
+/// [`WHOLE_GROUP`] (tests may lower it on their thread to take the block-by-block path).
+fn whole_group() -> usize {
+    #[cfg(test)]
+    return WHOLE_LIMIT.with(|c| c.get());
+    #[cfg(not(test))]
+    WHOLE_GROUP
+}
+
+#[cfg(test)]
+thread_local! {
+    /// [`WHOLE_GROUP`] on this thread.
+    pub(super) static WHOLE_LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(WHOLE_GROUP) };
+}
+
 /// Widths from which a group's scan screens its pairs by a matrix product first.
 pub(super) const SCREEN_DIM: usize = 32;
 
@@ -94,6 +111,10 @@ impl Brute {
     /// distance the visitor would drop too, so it gets +∞ instead; every other pair gets
     /// its exact distance. So the visitors decide as with every distance exact. A block
     /// where more than a quarter of the pairs pass the screen is summed exactly whole.
+    /// When the group's products with all the points fit in [`WHOLE_GROUP`] they are
+    /// formed first, and a k-nearest search starts from the k-th smallest screened value
+    /// plus allowance (`Visit::tighten`): a bound of its k-th nearest distance, so that
+    /// it sums exactly little more than its k nearest.
     fn scan_group<V: Visit>(
         &self,
         qs: &[f64],
@@ -123,23 +144,63 @@ impl Brute {
         let q_norm: Vec<f64> = q_sq.iter().map(|v: &f64| v.sqrt()).collect();
         let allowance = 4.0 * (dim as f64 + 5.0) * (f64::EPSILON / 2.0);
         let qm = MatRef::from_row_major_slice(qs, m, dim);
-        for (b, block) in self.points.chunks(DISTANCE_BLOCK * dim).enumerate() {
-            let (len, j0) = (block.len() / dim, b * DISTANCE_BLOCK);
-            let norms = &self.norms[j0..j0 + len];
-            sc.approx.resize(m * len, 0.0);
+        let n = self.norms.len();
+        // −2QPᵀ, column-major: for the whole set at once when it is small enough and a
+        // search can use it (below), else a block at a time.
+        let whole = m * n <= whole_group() && visitors.iter().any(|v| v.rank().is_some());
+        let product = |approx: &mut Vec<f64>, points: &[f64]| {
+            let len = points.len() / dim;
+            approx.resize(m * len, 0.0);
             matmul(
-                MatMut::from_column_major_slice_mut(&mut sc.approx, m, len),
+                MatMut::from_column_major_slice_mut(approx, m, len),
                 Accum::Replace,
                 qm,
-                MatRef::from_row_major_slice(block, len, dim).transpose(),
+                MatRef::from_row_major_slice(points, len, dim).transpose(),
                 -2.0,
                 Par::Seq,
             );
+        };
+        if whole {
+            product(&mut sc.approx, &self.points);
+            // A k-nearest search starts from the k-th smallest upper bound (screened
+            // value plus allowance) over all points: a bound of its k-th nearest
+            // distance, so that it sums exactly hardly more than its k nearest.
+            for (r, v) in visitors.iter_mut().enumerate() {
+                let Some(k) = v.rank().filter(|&k| (1..=n).contains(&k)) else {
+                    continue;
+                };
+                let upper = |j: usize| {
+                    let (np, t) = (self.norms[j], q_norm[r] + self.norms[j]);
+                    q_sq[r] + np * np + sc.approx[j * m + r] + allowance * t * t
+                };
+                sc.d.clear();
+                sc.d.extend((0..k).map(upper));
+                let mut bound = sc.d.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+                for j in k..n {
+                    let u = upper(j);
+                    if u <= bound {
+                        sc.d.push(u);
+                        if sc.d.len() >= 2 * k {
+                            bound = *sc.d.select_nth_unstable_by(k - 1, f64::total_cmp).1;
+                            sc.d.retain(|&u| u <= bound);
+                        }
+                    }
+                }
+                v.tighten(*sc.d.select_nth_unstable_by(k - 1, f64::total_cmp).1);
+            }
+        }
+        for (b, block) in self.points.chunks(DISTANCE_BLOCK * dim).enumerate() {
+            let (len, j0) = (block.len() / dim, b * DISTANCE_BLOCK);
+            let norms = &self.norms[j0..j0 + len];
+            if !whole {
+                product(&mut sc.approx, block);
+            }
+            let approx = &sc.approx[if whole { j0 * m } else { 0 }..][..m * len];
             sc.keep.resize(m * len, false);
             let mut kept = 0;
             for (r, v) in visitors.iter().enumerate() {
                 for (j, &np) in norms.iter().enumerate() {
-                    let screened = q_sq[r] + np * np + sc.approx[j * m + r];
+                    let screened = q_sq[r] + np * np + approx[j * m + r];
                     let slack = allowance * (q_norm[r] + np) * (q_norm[r] + np);
                     let limit = v.limit(self.r2.get(j0 + j).copied().unwrap_or(0.0));
                     let keep = screened - slack <= limit;

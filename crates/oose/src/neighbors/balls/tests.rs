@@ -295,11 +295,19 @@ fn balls_and_the_rows_built_from_them_match_brute_force() {
 
 /// The screened scan answers every grouped query as the unscreened single query does
 /// (clustered data in 64 dimensions, far from the origin too, where the screen's
-/// allowance grows and more blocks are summed whole).
+/// allowance grows and more blocks are summed whole), with the group's products formed
+/// for all points at once (k-nearest searches start from their bound) and block by
+/// block.
 #[test]
 fn screened_group_queries_match_single_queries() {
     let mut r = Rng::new(19);
-    for (offset, grid) in [(0.0, false), (0.0, true), (1e4, false)] {
+    let cases = [(0.0, false), (0.0, true), (1e4, false)];
+    for (whole, (offset, grid)) in [true, false]
+        .into_iter()
+        .flat_map(|w| cases.map(|c| (w, c)))
+    {
+        let saved = brute::WHOLE_LIMIT.with(|c| c.get());
+        brute::WHOLE_LIMIT.with(|c| c.set(if whole { saved } else { 0 }));
         let (n, dim, k) = (1200, 64, 6);
         let x = clusters(&mut r, n, dim, 5, 2.0, grid);
         let x = Mat::from_fn(n, dim, |i, j| x[(i, j)] + offset);
@@ -349,6 +357,7 @@ fn screened_group_queries_match_single_queries() {
             assert_eq!(got, want, "links of query {t}, offset {offset}");
             (a, b, c) = (ends[t], within_ends[t], link_ends[t]);
         }
+        brute::WHOLE_LIMIT.with(|c| c.set(saved));
     }
 }
 

@@ -11,6 +11,15 @@ use super::Scratch;
 pub(super) trait Visit {
     fn limit(&self, node_r2: f64) -> f64;
     fn leaf(&mut self, start: usize, d: &[f64], r2: &[f64]);
+    /// k, for a search of the k nearest: a caller that knows an upper bound of the
+    /// k-th nearest distance may then pass it to [`Visit::tighten`].
+    fn rank(&self) -> Option<usize> {
+        None
+    }
+    /// Lowers the search's bound to `bound`, an upper bound of the exact k-th nearest
+    /// squared distance: the candidates still take every point within the k-th
+    /// nearest distance, so the search finds what it would have (see [`Nearest`]).
+    fn tighten(&mut self, _bound: f64) {}
 }
 
 /// Every point with d ≤ r².
@@ -81,6 +90,14 @@ impl Visit for Nearest<'_> {
             s.cand.retain(|c| c.1 <= b);
             s.next = s.cand.len() + self.k;
         }
+    }
+    #[inline]
+    fn rank(&self) -> Option<usize> {
+        Some(self.k)
+    }
+    #[inline]
+    fn tighten(&mut self, bound: f64) {
+        self.s.bound = self.s.bound.min(bound);
     }
 }
 
