@@ -65,15 +65,27 @@ thread_local! {
 pub(super) const SCREEN_DIM: usize = 32;
 
 /// Euclidean norms of the rows of `points` (`dim` wide) when a scan screens its pairs
-/// ([`SCREEN_DIM`]), else none.
+/// ([`SCREEN_DIM`], every norm [`screenable`]), else none.
 pub(super) fn screening_norms(points: &[f64], dim: usize) -> Vec<f64> {
     if dim < SCREEN_DIM {
         return Vec::new();
     }
-    points
+    let norms: Vec<f64> = points
         .chunks_exact(dim)
         .map(|p| p.iter().map(|v| v * v).sum::<f64>().sqrt())
-        .collect()
+        .collect();
+    if norms.iter().all(|&v| screenable(v)) {
+        norms
+    } else {
+        Vec::new()
+    }
+}
+
+/// Norms for which the screen's bound holds: 0, or between 1e-140 and 1e140, where
+/// ||q||² + ||p||² − 2qᵀp neither overflows nor loses more than the allowance to
+/// underflow (maths §1). Points or queries beyond are summed exactly, every pair.
+fn screenable(norm: f64) -> bool {
+    norm == 0.0 || (1e-140..=1e140).contains(&norm)
 }
 
 #[cfg(test)]
@@ -85,7 +97,8 @@ thread_local! {
 /// Reusable buffers of a screened scan ([`Brute::scan_group`]).
 #[derive(Default)]
 pub(super) struct Screen {
-    /// A group's approximate squared distances to a block (column-major).
+    /// −2 × the group's inner products with a block of points, or with all of them
+    /// (column-major).
     approx: Vec<f64>,
     /// Which pairs of the block need their exact distance (row-major).
     keep: Vec<bool>,
@@ -130,18 +143,18 @@ impl Brute {
                 v.leaf(start, d, self.r2.get(start..start + d.len()).unwrap_or(&[]));
             }
         };
-        if self.norms.is_empty() {
-            sq_distance_blocks(qs, &self.points, self.dim, tile, pack, |r, j0, row| {
-                feed(&mut visitors[r], j0, row)
-            });
-            return;
-        }
-        let (dim, m) = (self.dim, visitors.len());
+        let (dim, m) = (self.dim.max(1), visitors.len());
         let q_sq: Vec<f64> = qs
             .chunks_exact(dim)
             .map(|q| q.iter().map(|v| v * v).sum())
             .collect();
         let q_norm: Vec<f64> = q_sq.iter().map(|v: &f64| v.sqrt()).collect();
+        if self.norms.is_empty() || !q_norm.iter().all(|&v| screenable(v)) {
+            sq_distance_blocks(qs, &self.points, self.dim, tile, pack, |r, j0, row| {
+                feed(&mut visitors[r], j0, row)
+            });
+            return;
+        }
         let allowance = 4.0 * (dim as f64 + 5.0) * (f64::EPSILON / 2.0);
         let qm = MatRef::from_row_major_slice(qs, m, dim);
         let n = self.norms.len();

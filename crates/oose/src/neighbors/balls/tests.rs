@@ -301,8 +301,18 @@ fn balls_and_the_rows_built_from_them_match_brute_force() {
 #[test]
 fn screened_group_queries_match_single_queries() {
     let mut r = Rng::new(19);
-    let cases = [(0.0, false), (0.0, true), (1e4, false)];
-    for (whole, (offset, grid)) in [true, false]
+    // (offset, grid, scale): far from the origin, and beyond the screen's magnitudes
+    // (summed exactly, every pair; at 1e154 from the origin the squared norms
+    // overflow while the distances do not).
+    let cases = [
+        (0.0, false, 1.0),
+        (0.0, true, 1.0),
+        (1e4, false, 1.0),
+        (0.0, false, 1e-150),
+        (0.0, false, 1e155),
+        (1e154, false, 1.0),
+    ];
+    for (whole, (offset, grid, scale)) in [true, false]
         .into_iter()
         .flat_map(|w| cases.map(|c| (w, c)))
     {
@@ -310,7 +320,7 @@ fn screened_group_queries_match_single_queries() {
         brute::WHOLE_LIMIT.with(|c| c.set(if whole { saved } else { 0 }));
         let (n, dim, k) = (1200, 64, 6);
         let x = clusters(&mut r, n, dim, 5, 2.0, grid);
-        let x = Mat::from_fn(n, dim, |i, j| x[(i, j)] + offset);
+        let x = Mat::from_fn(n, dim, |i, j| (x[(i, j)] + offset) * scale);
         let plain = PointIndex::new(x.as_ref());
         let mut s = Scratch::default();
         let r2: Vec<f64> = (0..n)
@@ -318,7 +328,7 @@ fn screened_group_queries_match_single_queries() {
             .collect();
         let idx = PointIndex::with_balls(x.as_ref(), &r2);
         let z = clusters(&mut r, 130, dim, 5, 3.0, grid);
-        let z = Mat::from_fn(130, dim, |i, j| z[(i, j)] + offset);
+        let z = Mat::from_fn(130, dim, |i, j| (z[(i, j)] + offset) * scale);
         let qs = gather(z.as_ref(), &(0..130).collect::<Vec<u32>>());
         let screened = brute::SCREENED_BLOCKS.with(|c| c.get());
         let (mut out, mut ends) = (Vec::new(), Vec::new());
@@ -331,11 +341,9 @@ fn screened_group_queries_match_single_queries() {
         let r2q = kth.clone();
         let (mut links, mut link_ends) = (Vec::new(), Vec::new());
         idx.links_group(&qs, &r2q, &mut s, &mut links, &mut link_ends);
+        let ran = brute::SCREENED_BLOCKS.with(|c| c.get()) > screened;
         if offset == 0.0 {
-            assert!(
-                brute::SCREENED_BLOCKS.with(|c| c.get()) > screened,
-                "the screen ran"
-            );
+            assert_eq!(ran, scale == 1.0, "the screen ran at scale {scale}");
         }
         let (mut a, mut b, mut c) = (0, 0, 0);
         for (t, q) in qs.chunks_exact(dim).enumerate() {
