@@ -156,6 +156,12 @@ impl Brute {
             return;
         }
         let allowance = 4.0 * (dim as f64 + 5.0) * (f64::EPSILON / 2.0);
+        // Query r and a point of norm `np` whose −2qᵀp is `prod`: the screened squared
+        // distance and its allowance.
+        let screen = |r: usize, np: f64, prod: f64| {
+            let t = q_norm[r] + np;
+            (q_sq[r] + np * np + prod, allowance * t * t)
+        };
         let qm = MatRef::from_row_major_slice(qs, m, dim);
         let n = self.norms.len();
         // −2QPᵀ, column-major: for the whole set at once when it is small enough and a
@@ -183,8 +189,8 @@ impl Brute {
                     continue;
                 };
                 let upper = |j: usize| {
-                    let (np, t) = (self.norms[j], q_norm[r] + self.norms[j]);
-                    q_sq[r] + np * np + sc.approx[j * m + r] + allowance * t * t
+                    let (screened, slack) = screen(r, self.norms[j], sc.approx[j * m + r]);
+                    screened + slack
                 };
                 sc.d.clear();
                 sc.d.extend((0..k).map(upper));
@@ -213,8 +219,7 @@ impl Brute {
             let mut kept = 0;
             for (r, v) in visitors.iter().enumerate() {
                 for (j, &np) in norms.iter().enumerate() {
-                    let screened = q_sq[r] + np * np + approx[j * m + r];
-                    let slack = allowance * (q_norm[r] + np) * (q_norm[r] + np);
+                    let (screened, slack) = screen(r, np, approx[j * m + r]);
                     let limit = v.limit(self.r2.get(j0 + j).copied().unwrap_or(0.0));
                     let keep = screened - slack <= limit;
                     sc.keep[r * len + j] = keep;
