@@ -147,7 +147,7 @@ fn low_rank_solver_equals_dense_solver() {
             );
             assert!(max_rel_diff(ea.coordinates.as_ref(), eb.coordinates.as_ref()) < 1e-9);
             // The solvers factor K by different algorithms (one column a pivot, or in
-            // panels of 64): k₀ agrees to the rounding of ||L⁻¹ k_S(z)||², about
+            // panels of 128): k₀ agrees to the rounding of ||L⁻¹ k_S(z)||², about
             // 1e-16 · cond(K[S, S]) (docs/maths.md §4). Gaussian ε = 40 keeps all 400
             // pivots and K[S, S] is ill-conditioned: 1.9e-10 measured.
             for (a, b) in ea.residual.iter().zip(&eb.residual) {

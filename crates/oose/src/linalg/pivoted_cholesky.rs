@@ -11,6 +11,7 @@ use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// The factor of K[S, S].
@@ -38,26 +39,36 @@ impl PivotedCholesky {
 }
 
 /// Pivots a panel holds before the trailing matrix is updated by one product.
-const PANEL: usize = 64;
+const PANEL: usize = 128;
 
 /// Factorises the symmetric PSD matrix `k` (its lower triangle is read). Negative
 /// remaining diagonals (round-off, or an indefinite `k`) are never chosen as pivots.
 ///
 /// The same greedy pivots as [`factorize`] (largest remaining diagonal, ties to the
-/// smallest index), computed right-looking in panels of 64 pivots as LAPACK's `dpstrf`
+/// smallest index), computed right-looking in panels of 128 pivots as LAPACK's `dpstrf`
 /// does: a working copy of K is permuted symmetrically as pivots are chosen, each
 /// pivot's column is its trailing column less the panel's earlier columns, and the
 /// trailing lower triangle is updated once per panel by a matrix product. The
 /// N·r²/2 multiply–adds are then made at matrix-product speed instead of one
 /// memory-bound matrix–vector product per pivot; the result differs from
-/// [`factorize`]'s only by the order of round-off.
+/// [`factorize`]'s only by the order of round-off. The rows of a finished panel's
+/// columns are permuted once at the end, each column on its own (instead of a strided
+/// swap across all of them at every pivot).
 pub fn pivoted_cholesky(k: MatRef<'_, f64>, tol: f64) -> PivotedCholesky {
     let n = k.nrows();
     assert_eq!(k.ncols(), n, "pivoted Cholesky of a non-square matrix");
-    // Lower triangle of the permuted working matrix; columns < j hold the factor.
-    let mut a = Mat::from_fn(n, n, |i, j| if i >= j { k[(i, j)] } else { 0.0 });
+    // Lower triangle of the permuted working matrix; columns < j hold the factor, those
+    // of finished panels with their rows as they were when the panel finished.
+    let mut a = Mat::<f64>::zeros(n, n);
+    for c in 0..n {
+        a.col_mut(c)
+            .subrows_mut(c, n - c)
+            .copy_from(k.col(c).subrows(c, n - c));
+    }
     let mut d: Vec<f64> = (0..n).map(|i| k[(i, i)]).collect();
     let mut perm: Vec<usize> = (0..n).collect();
+    // swapped[j]: the position pivot j came from.
+    let mut swapped: Vec<usize> = Vec::with_capacity(n);
     let max_diag = d.iter().copied().fold(0.0f64, f64::max);
     let stop = tol * max_diag;
     let mut max_remaining = max_diag;
@@ -78,11 +89,13 @@ pub fn pivoted_cholesky(k: MatRef<'_, f64>, tol: f64) -> PivotedCholesky {
                 update_trailing(a.as_mut(), j0, j);
                 break 'panels;
             }
-            swap_symmetric(a.as_mut(), j, p);
+            swap_symmetric(a.as_mut(), j0, j, p);
+            swapped.push(p);
             d.swap(j, p);
             perm.swap(j, p);
             // Column j below the diagonal: the trailing column (current to the start
-            // of the panel) less the panel's columns so far.
+            // of the panel) less the panel's columns so far, over the pivot's square
+            // root; the remaining diagonals lose its square.
             let (left, mut right) = a.as_mut().split_at_col_mut(j);
             let below = n - j - 1;
             let mut col = right.rb_mut().col_mut(0).subrows_mut(j + 1, below);
@@ -110,14 +123,24 @@ pub fn pivoted_cholesky(k: MatRef<'_, f64>, tol: f64) -> PivotedCholesky {
     if j == n {
         max_remaining = 0.0;
     }
-    let mut l = vec![0.0; j * j];
-    for c in 0..j {
-        for r in c..j {
-            l[c * j + r] = a[(r, c)];
-        }
-    }
+    // L: each column's rows, with the swaps made after its panel finished.
+    let r = j;
+    let mut l = vec![0.0; r * r];
+    let a = a.as_ref();
+    l.par_chunks_mut(r.max(1)).enumerate().for_each_init(
+        Vec::new,
+        |rows: &mut Vec<f64>, (c, out)| {
+            rows.clear();
+            rows.extend(a.col(c).iter().skip(c));
+            let done = ((c / PANEL + 1) * PANEL).min(r);
+            for (s, &p) in swapped.iter().enumerate().skip(done) {
+                rows.swap(s - c, p - c);
+            }
+            out[c..].copy_from_slice(&rows[..r - c]);
+        },
+    );
     PivotedCholesky {
-        pivots: perm[..j].to_vec(),
+        pivots: perm[..r].to_vec(),
         l,
         max_remaining,
     }
@@ -151,13 +174,14 @@ fn update_trailing(a: MatMut<'_, f64>, j0: usize, j1: usize) {
 }
 
 /// Swaps positions j < p of the symmetric matrix stored in the lower triangle of `a`
-/// (rows and columns both; the factor columns < j have their rows swapped).
-fn swap_symmetric(mut a: MatMut<'_, f64>, j: usize, p: usize) {
+/// (rows and columns both; the panel's factor columns j0..j have their rows swapped,
+/// earlier columns are left for the end).
+fn swap_symmetric(mut a: MatMut<'_, f64>, j0: usize, j: usize, p: usize) {
     if j == p {
         return;
     }
     let n = a.nrows();
-    for c in 0..j {
+    for c in j0..j {
         let t = a[(j, c)];
         a[(j, c)] = a[(p, c)];
         a[(p, c)] = t;
@@ -431,7 +455,15 @@ mod tests {
     fn test_matrices() -> Vec<Mat<f64>> {
         let mut rng = Rng::new(11);
         let mut cases: Vec<Mat<f64>> = Vec::new();
-        for (n, r) in [(150, 7), (150, 64), (150, 65), (200, 130), (130, 130)] {
+        for (n, r) in [
+            (150, 7),
+            (150, 64),
+            (200, 127),
+            (200, 128),
+            (200, 129),
+            (300, 257),
+            (280, 280),
+        ] {
             let g = rng.normal_mat(n, r);
             cases.push(&g * g.transpose());
         }
