@@ -638,6 +638,21 @@ fn fixtures() -> Vec<Fixture> {
             z,
             true,
         ),
+        // Format 8 (0.5.0): the model of `kpca-novelty-v7`, read from that file and
+        // written again: the residual factor's lower triangle only.
+        fix(
+            "kpca-novelty-v8",
+            Model::from_bytes(
+                &std::fs::read(
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("tests/fixtures/kpca-novelty-v7.oose"),
+                )
+                .unwrap(),
+            )
+            .unwrap(),
+            z,
+            true,
+        ),
     ]
 }
 

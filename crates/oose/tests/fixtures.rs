@@ -223,5 +223,32 @@ fn format_7_writes_the_training_points_once() {
     );
     assert_eq!(m6, m7);
     assert_eq!(m7.novelty().unwrap().len(), 80);
-    assert_eq!(m6.to_bytes(), v7);
+    assert_eq!(m6.to_bytes(), m7.to_bytes());
+}
+
+#[test]
+fn format_8_writes_the_residual_factor_s_lower_triangle() {
+    // The model of `kpca-novelty-v7` written again in format 8: its residual factor
+    // (80 × 80, every training point a pivot) holds 80·81/2 values instead of 80²,
+    // the upper triangle's zeros left out; the same model, and what the two older files
+    // become when written today.
+    let read = |name: &str| std::fs::read(dir().join(name).with_extension("oose")).unwrap();
+    let (v6, v7, v8) = (
+        read("kpca-novelty-v6"),
+        read("kpca-novelty-v7"),
+        read("kpca-novelty-v8"),
+    );
+    let version = |b: &[u8]| u32::from_le_bytes(b[8..12].try_into().unwrap());
+    assert_eq!(version(&v8), 8);
+    let m8 = Model::from_bytes(&v8).unwrap();
+    let info = m8.info();
+    let rank = info.iter().find(|(k, _)| k == "residual_rank");
+    assert_eq!(rank.map(|(_, v)| v.as_str()), Some("80"));
+    // Both lengths are written as two-byte varints (3240 and 6400).
+    assert_eq!(v7.len() - v8.len(), (80 * 80 - 80 * 81 / 2) * 8);
+    for old in [&v6, &v7] {
+        let m = Model::from_bytes(old).unwrap();
+        assert_eq!(m, m8);
+        assert_eq!(m.to_bytes(), v8);
+    }
 }

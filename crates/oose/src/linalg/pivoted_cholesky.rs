@@ -19,7 +19,10 @@ use serde::{Deserialize, Serialize};
 pub struct PivotedCholesky {
     /// Pivot indices S (in pivot order).
     pub pivots: Vec<usize>,
-    /// r×r lower-triangular L with K[S, S] = L Lᵀ, column-major.
+    /// r×r lower-triangular L with K[S, S] = L Lᵀ, column-major (zero above the
+    /// diagonal). Model files from format 8 hold its lower triangle only
+    /// ([`packed`]).
+    #[serde(serialize_with = "packed::write", deserialize_with = "packed::read")]
     pub l: Vec<f64>,
     /// Largest remaining Schur-complement diagonal when the factorisation stopped.
     pub max_remaining: f64,
@@ -35,6 +38,101 @@ impl PivotedCholesky {
     pub fn l(&self) -> MatRef<'_, f64> {
         let r = self.rank();
         MatRef::from_column_major_slice(&self.l, r, r)
+    }
+}
+
+/// The factor's encoding in model files: from format 8 the lower triangle, column by
+/// column from the diagonal down (r(r+1)/2 values); before, the whole r×r square.
+mod packed {
+    use serde::de::Error as _;
+    use serde::de::{SeqAccess, Visitor};
+    use serde::ser::SerializeSeq;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Format version from which the factor is written packed.
+    const PACKED: u32 = 8;
+
+    /// The order r of an r×r factor held as `len` values.
+    fn order(len: usize) -> usize {
+        let mut r = (len as f64).sqrt() as usize;
+        while r * r > len {
+            r -= 1;
+        }
+        while (r + 1) * (r + 1) <= len {
+            r += 1;
+        }
+        r
+    }
+
+    struct Lower<'a>(&'a [f64], usize);
+
+    impl Serialize for Lower<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let Lower(l, r) = *self;
+            let mut seq = s.serialize_seq(Some(r * (r + 1) / 2))?;
+            for c in 0..r {
+                for v in &l[c * r + c..(c + 1) * r] {
+                    seq.serialize_element(v)?;
+                }
+            }
+            seq.end()
+        }
+    }
+
+    pub(super) fn write<S: Serializer>(l: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        Lower(l, order(l.len())).serialize(s)
+    }
+
+    pub(super) fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        if crate::model::reading() < PACKED {
+            Vec::<f64>::deserialize(d)
+        } else {
+            d.deserialize_seq(Square)
+        }
+    }
+
+    /// Reads a packed lower triangle straight into the r×r square (no packed copy).
+    struct Square;
+
+    impl<'de> Visitor<'de> for Square {
+        type Value = Vec<f64>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("the lower triangle of a Cholesky factor")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<f64>, A::Error> {
+            let len = seq
+                .size_hint()
+                .ok_or_else(|| A::Error::custom("a triangular factor of unknown length"))?;
+            // r(r+1)/2 = len: r is the order of the square with 2·len + r values.
+            let r = order(2 * len);
+            if r * (r + 1) / 2 != len {
+                return Err(A::Error::custom(format!(
+                    "a triangular factor holds r(r+1)/2 values, not {len}"
+                )));
+            }
+            // Reserved, not filled: a length the payload cannot hold fails at its end
+            // having touched only what was read.
+            let mut l = Vec::new();
+            l.try_reserve_exact(r * r).map_err(|_| {
+                A::Error::custom(format!(
+                    "a {r}×{r} triangular factor does not fit in memory"
+                ))
+            })?;
+            let mut read = 0;
+            for c in 0..r {
+                l.resize(c * r + c, 0.0);
+                for _ in c..r {
+                    let v = seq
+                        .next_element()?
+                        .ok_or_else(|| A::Error::invalid_length(read, &self))?;
+                    l.push(v);
+                    read += 1;
+                }
+            }
+            Ok(l)
+        }
     }
 }
 
@@ -538,6 +636,23 @@ mod tests {
         let (one, two) = (run(1), run(2));
         assert_eq!(one.rank(), 300);
         assert_eq!(one, two);
+    }
+
+    /// From format 8 the factor is written as its lower triangle and read back whole;
+    /// a count that is no triangular number is an error, not a misshapen factor.
+    #[test]
+    fn the_factor_is_written_as_its_lower_triangle() {
+        let g = Rng::new(13).normal_mat(30, 6);
+        let c = pivoted_cholesky((&g * g.transpose()).as_ref(), 1e-12);
+        assert_eq!(c.rank(), 6);
+        let bytes = postcard::to_allocvec(&c).unwrap();
+        // 21 values of 8 bytes for the factor, not 36.
+        let square = postcard::to_allocvec(&(&c.pivots, &c.l, c.max_remaining)).unwrap();
+        assert_eq!(square.len() - bytes.len(), 15 * 8);
+        assert_eq!(postcard::from_bytes::<PivotedCholesky>(&bytes).unwrap(), c);
+        let bad = postcard::to_allocvec(&(&c.pivots, vec![1.0; 20], c.max_remaining)).unwrap();
+        let e = postcard::from_bytes::<PivotedCholesky>(&bad).unwrap_err();
+        assert!(matches!(e, postcard::Error::SerdeDeCustom), "{e:?}");
     }
 
     fn copy_columns(k: &Mat<f64>) -> impl FnMut(&[usize], MatMut<'_, f64>) + '_ {

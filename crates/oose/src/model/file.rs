@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Magic bytes at the start of every model file.
 pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
 /// Newest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 
 thread_local! {
@@ -55,6 +55,12 @@ impl Drop for Reading {
     }
 }
 
+/// The format version of the payload being decoded on this thread (the newest outside
+/// [`Model::from_bytes`]), for a reader whose field changed its layout.
+pub(crate) fn reading() -> u32 {
+    READING.with(|r| r.get())
+}
+
 /// `deserialize_with` of a field added in format version `V` inside a method's
 /// payload: read from files of version `V` and newer; older files do not hold it, so
 /// it takes its default and nothing is read (the fields of a postcard struct are a plain
@@ -64,7 +70,7 @@ where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de> + Default,
 {
-    if READING.with(|r| r.get()) < V {
+    if reading() < V {
         Ok(T::default())
     } else {
         T::deserialize(d)
@@ -86,7 +92,7 @@ struct ModelV3 {
     annotations: Vec<(String, String)>,
 }
 
-/// A payload as written (format 7): a [`Model`]'s fields in their order, the novelty
+/// A payload as written (from format 7): a [`Model`]'s fields in their order, the novelty
 /// score without its copy of the training points where that copy is the method's own
 /// (the reader gives it back: [`Model::from_bytes`]). The same bytes as the model's
 /// own encoding otherwise (test).
