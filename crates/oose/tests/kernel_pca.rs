@@ -257,6 +257,46 @@ fn pca_residual_is_zero_in_a_full_span_and_measures_distance_to_a_plane() {
     }
 }
 
+/// `solver = auto` factors a sample of 5N/16 points first: when the sample alone needs
+/// more than N/4 pivots, the low-rank attempt on all N would fail and is skipped, with
+/// the same fit as the dense solver's; data of low rank still take the low-rank route.
+#[test]
+fn auto_skips_the_low_rank_attempt_a_sample_shows_would_fail() {
+    let x = Rng::new(23).normal_mat(400, 30);
+    let fit = |solver| {
+        KernelPca {
+            n_components: 3,
+            kernel: Kernel::Gaussian {
+                epsilon: Epsilon::Value(30.0),
+            },
+            solver,
+            ..Default::default()
+        }
+        .fit(x.as_ref())
+        .unwrap()
+    };
+    let (auto, dense) = (fit(Solver::Auto), fit(Solver::Dense));
+    assert_eq!(
+        auto.solver_used(),
+        (
+            Solver::Dense,
+            Some("numerical rank of a sample of 125 points above 100 (N/4): used the N×N solver")
+        )
+    );
+    assert_eq!(auto.residual_rank(), 400);
+    assert!(max_rel_diff(auto.embedding(), dense.embedding()) < 1e-12);
+    // Points on a segment: K of numerical rank far below N/4.
+    let line = Mat::from_fn(400, 1, |i, _| i as f64 / 400.0);
+    let low = KernelPca {
+        n_components: 3,
+        ..Default::default()
+    }
+    .fit(line.as_ref())
+    .unwrap();
+    assert_eq!(low.solver_used(), (Solver::LowRank, None));
+    assert!(low.residual_rank() < 100, "{}", low.residual_rank());
+}
+
 #[test]
 fn lanczos_and_dense_eigenvalues_agree_n2000() {
     let x = swiss_roll(2000, 0.05, false, 6).points;

@@ -28,6 +28,7 @@ use crate::validate;
 use faer::{Mat, MatRef, Par};
 use serde::{Deserialize, Serialize};
 
+mod factor;
 mod low_rank;
 mod nystrom;
 use crate::extend::low_rank::LowRankParts;
@@ -149,7 +150,21 @@ impl KernelPca {
         // The route refuses low-rank for a kernel that is not positive definite here.
         let (route, _) = self.solver.route(n, d, structure)?;
         let mut fallback_note = None;
-        let fitted = if let Route::LowRank { max_rank } = route {
+        // `auto` on points: a sample first, when it alone shows the attempt would fail.
+        let sampled = match route {
+            Route::LowRank { max_rank } if self.solver == Solver::Auto && !precomputed => {
+                factor::sample_rank_exceeds(x, kernel, self.rank_tolerance, max_rank)?
+                    .map(|m| (m, max_rank))
+            }
+            _ => None,
+        };
+        let fitted = if let Some((m, max_rank)) = sampled {
+            fallback_note = Some(format!(
+                "numerical rank of a sample of {m} points above {max_rank} (N/4): used the \
+                 N×N solver"
+            ));
+            None
+        } else if let Route::LowRank { max_rank } = route {
             let f = if precomputed {
                 let diag = (0..n).map(|i| x[(i, i)]).collect();
                 factorize_blocks(diag, self.rank_tolerance, max_rank, |ps, mut out| {
@@ -160,26 +175,7 @@ impl KernelPca {
                     }
                 })
             } else {
-                let x_sq = row_sq_norms(x);
-                let diag: Vec<f64> = x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
-                // |k(x, y)| ≤ sqrt(k(x, x) k(y, y)): a finite diagonal keeps every
-                // column the factorisation computes finite.
-                if let Some(row) = diag.iter().position(|v| !v.is_finite()) {
-                    return Err(Error::Overflow {
-                        what: "kernel matrix",
-                        row,
-                        detail: "k(x, x) is not finite: the arithmetic overflowed (rescale \
-                                 the data, or choose kernel parameters that keep it finite)",
-                    });
-                }
-                factorize_blocks(diag, self.rank_tolerance, max_rank, |ps, mut out| {
-                    let xc = Mat::from_fn(ps.len(), x.ncols(), |a, c| x[(ps[a], c)]);
-                    let sq: Vec<f64> = ps.iter().map(|&p| x_sq[p]).collect();
-                    kernel.block_into(out.as_mut(), x, &x_sq, xc.as_ref(), &sq, Par::rayon(0));
-                    for (a, &p) in ps.iter().enumerate() {
-                        out[(p, a)] = kernel.diag_value(x_sq[p]);
-                    }
-                })
+                factor::of_points(x, kernel, self.rank_tolerance, max_rank)?
             };
             if f.complete {
                 let means = KernelMeans::of_factor(f.g.as_ref());
