@@ -44,10 +44,12 @@ const SAMPLE_SEED: u64 = 0x5A4D_9E7A;
 
 /// Whether a fixed-seed sample of 5·`max_rank`/4 of the rows of `x` already needs more
 /// than `max_rank` pivots; `None` when the sample would be all of them. The sample's
-/// kernel matrix is a principal submatrix of K, whose eigenvalues interlace K's: what
-/// the sample needs above the tolerance, K needs too. So when the sample alone exceeds
+/// kernel matrix is a principal submatrix of K, whose eigenvalues interlace K's: K has
+/// at least as many eigenvalues above any threshold as the sample. The greedy pivot
+/// count follows the eigenvalue count (not exactly), so when the sample alone exceeds
 /// the rank the low-rank route gives up at, the attempt on all N points would be
-/// wasted; the sample costs about a third of it (its factor is N·r² / (5/16 N)).
+/// wasted; the sample costs about a third of it (m·r² against N·r², m = 5N/16). A
+/// misjudged case costs time only: both routes give the same fit to round-off.
 pub(super) fn sample_rank_exceeds(
     x: MatRef<'_, f64>,
     kernel: Kernel,
