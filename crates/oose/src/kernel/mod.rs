@@ -6,6 +6,7 @@
 
 pub mod bandwidth;
 pub mod distance;
+mod factor;
 pub(crate) mod fast_exp;
 mod loose;
 pub mod params;

@@ -3,11 +3,11 @@
 //! For large N the choice runs on a uniform random sample of the rows
 //! ([`SAMPLE`] by default), so its cost does not grow with N.
 
-use crate::kernel::distance::{row_sq_norms, sq_distances_in_order};
+use crate::kernel::distance::sq_distances_in_order;
 use crate::kernel::Kernel;
-use crate::linalg::pivoted_cholesky::{factorize, PivotedCholesky};
+use crate::linalg::pivoted_cholesky::PivotedCholesky;
 use crate::rng::Rng;
-use faer::{MatRef, Par};
+use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 /// Rows a landmark choice looks at by default when N is larger.
@@ -106,14 +106,7 @@ pub(crate) fn max_min(x: MatRef<'_, f64>, n: usize, rng: &mut Rng) -> Vec<usize>
 /// of `x` (at most `n`, stopping at the relative tolerance `tol`), with their factor.
 /// N·n kernel values and O(N n²) flops.
 pub(crate) fn p_greedy(x: MatRef<'_, f64>, n: usize, kernel: Kernel, tol: f64) -> PivotedCholesky {
-    let x_sq = row_sq_norms(x);
-    let diag: Vec<f64> = x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
-    factorize(diag, tol, n, |p, out| {
-        let c = kernel.block(x, &x_sq, x.subrows(p, 1), &x_sq[p..=p], Par::Seq);
-        out.copy_from_slice(c.col_as_slice(0));
-        out[p] = kernel.diag_value(x_sq[p]);
-    })
-    .chol
+    kernel.pivoted_factor(x, tol, n).chol
 }
 
 #[cfg(test)]

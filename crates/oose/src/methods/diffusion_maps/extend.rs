@@ -370,23 +370,19 @@ impl DiffusionCore {
     }
 }
 
-/// Pivoted Cholesky of the (dense or sparse) symmetric kernel for the residual.
+/// Pivoted Cholesky of the (dense or sparse) symmetric kernel for the residual: a dense
+/// kernel in panels at matrix-product speed, a sparse one a column at a time.
 pub(crate) fn residual_factor(k: &Weights, tol: f64) -> ResidualFactor {
-    let (n, diag): (usize, Vec<f64>) = match k {
-        Weights::Dense(m) => (m.nrows(), (0..m.nrows()).map(|i| m[(i, i)]).collect()),
-        Weights::Sparse(s) => (
-            s.n(),
-            (0..s.n())
-                .map(|i| {
-                    let (c, v) = s.row(i);
-                    c.binary_search(&(i as u32)).map_or(0.0, |p| v[p])
-                })
-                .collect(),
-        ),
+    let s = match k {
+        Weights::Dense(m) => return ResidualFactor::new(m.as_ref(), tol),
+        Weights::Sparse(s) => s,
     };
-    let f = factorize(diag, tol, n, |p, out| match k {
-        Weights::Dense(m) => out.copy_from_slice(m.col_as_slice(p)),
-        Weights::Sparse(s) => s.column_into(p, out),
-    });
+    let diag = (0..s.n())
+        .map(|i| {
+            let (c, v) = s.row(i);
+            c.binary_search(&(i as u32)).map_or(0.0, |p| v[p])
+        })
+        .collect();
+    let f = factorize(diag, tol, s.n(), |p, out| s.column_into(p, out));
     ResidualFactor::from_cholesky(f.chol, tol)
 }

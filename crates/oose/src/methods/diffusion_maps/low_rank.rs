@@ -16,8 +16,7 @@ use crate::extend::low_rank::LowRankParts;
 use crate::extend::{Column, Extension};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::{Epsilon, Kernel};
-use crate::linalg::pivoted_cholesky::factorize;
-use faer::{Mat, MatRef, Par};
+use faer::{Mat, MatRef};
 
 /// The low-rank parts of a dense diffusion map and the constants κ of its functionals
 /// (q, wq, then one per eigenvector).
@@ -37,13 +36,7 @@ impl DiffusionLowRank {
             epsilon: Epsilon::Value(core.epsilon),
         };
         let x_sq = row_sq_norms(x);
-        let chol = factorize(vec![1.0; n], tolerance, n, |p, out| {
-            let row = kernel.block(x.subrows(p, 1), &x_sq[p..p + 1], x, &x_sq, Par::Seq);
-            for (j, o) in out.iter_mut().enumerate() {
-                *o = row[(0, j)];
-            }
-        })
-        .chol;
+        let chol = kernel.pivoted_factor(x, tolerance, n).chol;
         let phi = core.phi.view();
         let m = phi.ncols();
         let a = Mat::from_fn(n, m + 2, |i, c| match c {

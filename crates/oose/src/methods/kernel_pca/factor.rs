@@ -4,24 +4,22 @@
 use crate::error::{Error, Result};
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
-use crate::linalg::pivoted_cholesky::{factorize_blocks, Factorization};
+use crate::linalg::pivoted_cholesky::Factorization;
 use crate::rng::Rng;
-use faer::{Mat, MatRef, Par};
+use faer::{Mat, MatRef};
 
-/// The greedy pivoted Cholesky factor of the kernel matrix of the rows of `x`, from
-/// blocks of kernel columns, stopping at the relative tolerance `tol` or after
-/// `max_rank` pivots.
+/// The greedy pivoted Cholesky factor of the kernel matrix of the rows of `x`
+/// ([`Kernel::pivoted_factor`]), refusing a diagonal the arithmetic overflowed.
 pub(super) fn of_points(
     x: MatRef<'_, f64>,
     kernel: Kernel,
     tol: f64,
     max_rank: usize,
 ) -> Result<Factorization> {
-    let x_sq = row_sq_norms(x);
-    let diag: Vec<f64> = x_sq.iter().map(|&s| kernel.diag_value(s)).collect();
     // |k(x, y)| ≤ sqrt(k(x, x) k(y, y)): a finite diagonal keeps every column the
     // factorisation computes finite.
-    if let Some(row) = diag.iter().position(|v| !v.is_finite()) {
+    let x_sq = row_sq_norms(x);
+    if let Some(row) = x_sq.iter().position(|&s| !kernel.diag_value(s).is_finite()) {
         return Err(Error::Overflow {
             what: "kernel matrix",
             row,
@@ -29,14 +27,7 @@ pub(super) fn of_points(
                      choose kernel parameters that keep it finite)",
         });
     }
-    Ok(factorize_blocks(diag, tol, max_rank, |ps, mut out| {
-        let xc = Mat::from_fn(ps.len(), x.ncols(), |a, c| x[(ps[a], c)]);
-        let sq: Vec<f64> = ps.iter().map(|&p| x_sq[p]).collect();
-        kernel.block_into(out.as_mut(), x, &x_sq, xc.as_ref(), &sq, Par::rayon(0));
-        for (a, &p) in ps.iter().enumerate() {
-            out[(p, a)] = kernel.diag_value(x_sq[p]);
-        }
-    }))
+    Ok(kernel.pivoted_factor(x, tol, max_rank))
 }
 
 /// Seed of the sample [`sample_rank_exceeds`] factors.
