@@ -366,6 +366,36 @@ fn refusals_name_the_culprit() {
         "{e:?}"
     );
     assert_eq!(InMemory(x.as_ref(), 50).shape(), (200, 3));
+    // k(x, x) = (xᵀx + 1)³ overflows from row 150 on (norms ~1e110): named, as kernel
+    // PCA names it, for every landmark choice (P-greedy found no pivot and the
+    // landmarks no rank, which read as "n_components").
+    let huge = Mat::from_fn(200, 3, |i, j| {
+        x[(i, j)] * if i >= 150 { 1e110 } else { 1.0 }
+    });
+    for landmarks in [Landmarks::PGreedy, Landmarks::Random, Landmarks::MaxMin] {
+        let e = NystromKpca {
+            kernel: Kernel::Polynomial {
+                gamma: 1.0,
+                coef0: 1.0,
+                degree: 3,
+            },
+            landmarks,
+            ..Default::default()
+        }
+        .fit(huge.as_ref())
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Overflow {
+                    what: "kernel matrix",
+                    row: 150,
+                    ..
+                }
+            ),
+            "{landmarks:?}: {e:?}"
+        );
+    }
 }
 
 #[test]

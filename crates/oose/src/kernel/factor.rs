@@ -4,10 +4,26 @@
 
 use super::distance::row_sq_norms;
 use super::Kernel;
+use crate::error::{Error, Result};
 use crate::linalg::pivoted_cholesky::{factorize_blocks, Factorization};
 use faer::{Mat, MatRef, Par};
 
 impl Kernel {
+    /// Refuses a row whose k(x, x) the arithmetic overflowed (`x_sq`: the rows' squared
+    /// norms), naming it. |k(x, y)| ≤ sqrt(k(x, x) k(y, y)) for a positive definite
+    /// kernel: a finite diagonal keeps every value of its matrix finite.
+    pub(crate) fn check_diagonal(self, x_sq: &[f64]) -> Result<()> {
+        match x_sq.iter().position(|&s| !self.diag_value(s).is_finite()) {
+            Some(row) => Err(Error::Overflow {
+                what: "kernel matrix",
+                row,
+                detail: "k(x, x) is not finite: the arithmetic overflowed (rescale the data, \
+                         or choose kernel parameters that keep it finite)",
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// The greedy pivoted Cholesky factor of this kernel's matrix on the rows of `x`,
     /// stopping at the relative tolerance `tol` or after `max_rank` pivots. The
     /// diagonal is k(x, x) for each row; a caller whose kernel can overflow there checks

@@ -1,7 +1,7 @@
 //! Kernel PCA's low-rank route (maths §2): the pivoted Cholesky factor of K from kernel
 //! columns, and the sample that tells `solver = auto` when not to attempt it.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::Factorization;
@@ -16,17 +16,7 @@ pub(super) fn of_points(
     tol: f64,
     max_rank: usize,
 ) -> Result<Factorization> {
-    // |k(x, y)| ≤ sqrt(k(x, x) k(y, y)): a finite diagonal keeps every column the
-    // factorisation computes finite.
-    let x_sq = row_sq_norms(x);
-    if let Some(row) = x_sq.iter().position(|&s| !kernel.diag_value(s).is_finite()) {
-        return Err(Error::Overflow {
-            what: "kernel matrix",
-            row,
-            detail: "k(x, x) is not finite: the arithmetic overflowed (rescale the data, or \
-                     choose kernel parameters that keep it finite)",
-        });
-    }
+    kernel.check_diagonal(&row_sq_norms(x))?;
     Ok(kernel.pivoted_factor(x, tol, max_rank))
 }
 

@@ -256,6 +256,9 @@ impl NystromKpca {
             });
         }
         let kernel = self.kernel.resolve(sample)?;
+        // Overflowed diagonals would leave P-greedy no pivot and the landmarks' matrix
+        // no rank: named here instead.
+        kernel.check_diagonal(&row_sq_norms(sample))?;
         // The seed's stream after the sample draw, so that the choice differs from it.
         let mut rng = Rng::new(self.seed ^ 0x6c61_6e64_6d61_726b);
         let chosen = self.landmarks.choose(
