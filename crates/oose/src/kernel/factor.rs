@@ -25,25 +25,26 @@ impl Kernel {
     }
 
     /// The greedy pivoted Cholesky factor of this kernel's matrix on the rows of `x`,
-    /// stopping at the relative tolerance `tol` or after `max_rank` pivots. The
-    /// diagonal is k(x, x) for each row; a caller whose kernel can overflow there checks
-    /// it first (a non-finite diagonal is never a pivot, and stops nothing).
+    /// stopping at the relative tolerance `tol` or after `max_rank` pivots. A row whose
+    /// k(x, x) overflowed is refused by name ([`Kernel::check_diagonal`]): it would be
+    /// no pivot and stop the factorisation at once.
     pub(crate) fn pivoted_factor(
         self,
         x: MatRef<'_, f64>,
         tol: f64,
         max_rank: usize,
-    ) -> Factorization {
+    ) -> Result<Factorization> {
         let x_sq = row_sq_norms(x);
+        self.check_diagonal(&x_sq)?;
         let diag: Vec<f64> = x_sq.iter().map(|&s| self.diag_value(s)).collect();
-        factorize_blocks(diag, tol, max_rank, |ps, mut out| {
+        Ok(factorize_blocks(diag, tol, max_rank, |ps, mut out| {
             let xc = Mat::from_fn(ps.len(), x.ncols(), |a, c| x[(ps[a], c)]);
             let sq: Vec<f64> = ps.iter().map(|&p| x_sq[p]).collect();
             self.block_into(out.as_mut(), x, &x_sq, xc.as_ref(), &sq, Par::rayon(0));
             for (a, &p) in ps.iter().enumerate() {
                 out[(p, a)] = self.diag_value(x_sq[p]);
             }
-        })
+        }))
     }
 }
 
@@ -53,6 +54,35 @@ mod tests {
     use crate::kernel::Epsilon;
     use crate::linalg::pivoted_cholesky::factorize;
     use crate::rng::Rng;
+
+    /// A row whose k(x, x) overflowed is refused by name, not left out of the pivots
+    /// (where it stopped the factorisation at once: no pivot is above ∞ · tol).
+    #[test]
+    fn an_overflowed_diagonal_is_named() {
+        let mut x = Rng::new(32).normal_mat(20, 3);
+        for c in 0..3 {
+            x[(7, c)] *= 1e110;
+        }
+        let k = Kernel::Polynomial {
+            gamma: 1.0,
+            coef0: 1.0,
+            degree: 3,
+        };
+        let Err(e) = k.pivoted_factor(x.as_ref(), 1e-12, 20) else {
+            panic!("an overflowed diagonal was factored");
+        };
+        assert!(
+            matches!(
+                e,
+                Error::Overflow {
+                    what: "kernel matrix",
+                    row: 7,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
 
     /// The blocked factor chooses the pivots of the one-column algorithm on the same
     /// kernel (columns formed one at a time, as P-greedy and the diffusion low-rank
@@ -72,7 +102,7 @@ mod tests {
                 out.copy_from_slice(c.col_as_slice(0));
                 out[p] = 1.0;
             });
-            let got = k.pivoted_factor(x.as_ref(), 1e-12, max_rank);
+            let got = k.pivoted_factor(x.as_ref(), 1e-12, max_rank).unwrap();
             assert_eq!(
                 got.chol.pivots, want.chol.pivots,
                 "ε = {eps}, max_rank {max_rank}"

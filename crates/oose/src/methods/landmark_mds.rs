@@ -116,9 +116,9 @@ impl LandmarkMds {
     /// `n` landmarks where the kernel's numerical rank on the sample is lower.
     fn choose(&self, x: MatRef<'_, f64>, n: usize, rng: &mut Rng) -> Result<Vec<usize>> {
         if self.landmarks != Landmarks::PGreedy {
-            return Ok(self
+            return self
                 .landmarks
-                .choose(x, n, crate::kernel::Kernel::default(), 0.0, rng));
+                .choose(x, n, crate::kernel::Kernel::default(), 0.0, rng);
         }
         let big_n = x.nrows();
         let rows = if big_n > crate::methods::landmarks::SAMPLE {
@@ -130,7 +130,7 @@ impl LandmarkMds {
         let kernel = crate::kernel::Kernel::default().resolve(sample.as_ref())?;
         let chosen = self
             .landmarks
-            .choose(sample.as_ref(), n, kernel, 1e-12, rng);
+            .choose(sample.as_ref(), n, kernel, 1e-12, rng)?;
         Ok(chosen.into_iter().map(|i| rows[i]).collect())
     }
 }

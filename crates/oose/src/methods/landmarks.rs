@@ -3,6 +3,7 @@
 //! For large N the choice runs on a uniform random sample of the rows
 //! ([`SAMPLE`] by default), so its cost does not grow with N.
 
+use crate::error::Result;
 use crate::kernel::distance::sq_distances_in_order;
 use crate::kernel::Kernel;
 use crate::linalg::pivoted_cholesky::PivotedCholesky;
@@ -40,7 +41,8 @@ impl Landmarks {
     /// Chooses up to `n` distinct rows of `x`, in the order chosen. `kernel` (resolved,
     /// positive definite) and the relative tolerance `tol` are P-greedy's; the others
     /// ignore them. Only P-greedy may return fewer than `min(n, N)` rows (see
-    /// [`Landmarks::PGreedy`]).
+    /// [`Landmarks::PGreedy`]), and only P-greedy fails: on a row whose k(x, x)
+    /// overflowed, named ([`crate::Error::Overflow`]).
     pub fn choose(
         self,
         x: MatRef<'_, f64>,
@@ -48,13 +50,13 @@ impl Landmarks {
         kernel: Kernel,
         tol: f64,
         rng: &mut Rng,
-    ) -> Vec<usize> {
+    ) -> Result<Vec<usize>> {
         let n = n.min(x.nrows());
-        match self {
+        Ok(match self {
             Landmarks::Random => rng.sample_indices(x.nrows(), n),
             Landmarks::MaxMin => max_min(x, n, rng),
-            Landmarks::PGreedy => p_greedy(x, n, kernel, tol).pivots,
-        }
+            Landmarks::PGreedy => p_greedy(x, n, kernel, tol)?.pivots,
+        })
     }
 }
 
@@ -105,8 +107,13 @@ pub(crate) fn max_min(x: MatRef<'_, f64>, n: usize, rng: &mut Rng) -> Vec<usize>
 /// P-greedy: the pivots of the pivoted Cholesky factorisation of `kernel` on the rows
 /// of `x` (at most `n`, stopping at the relative tolerance `tol`), with their factor.
 /// N·n kernel values and O(N n²) flops.
-pub(crate) fn p_greedy(x: MatRef<'_, f64>, n: usize, kernel: Kernel, tol: f64) -> PivotedCholesky {
-    kernel.pivoted_factor(x, tol, n).chol
+pub(crate) fn p_greedy(
+    x: MatRef<'_, f64>,
+    n: usize,
+    kernel: Kernel,
+    tol: f64,
+) -> Result<PivotedCholesky> {
+    Ok(kernel.pivoted_factor(x, tol, n)?.chol)
 }
 
 #[cfg(test)]

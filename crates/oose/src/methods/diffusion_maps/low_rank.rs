@@ -36,7 +36,10 @@ impl DiffusionLowRank {
             epsilon: Epsilon::Value(core.epsilon),
         };
         let x_sq = row_sq_norms(x);
-        let chol = kernel.pivoted_factor(x, tolerance, n).chol;
+        let chol = kernel
+            .pivoted_factor(x, tolerance, n)
+            .expect("a gaussian kernel's diagonal is 1")
+            .chol;
         let phi = core.phi.view();
         let m = phi.ncols();
         let a = Mat::from_fn(n, m + 2, |i, c| match c {

@@ -1,24 +1,10 @@
-//! Kernel PCA's low-rank route (maths §2): the pivoted Cholesky factor of K from kernel
-//! columns, and the sample that tells `solver = auto` when not to attempt it.
+//! Kernel PCA's low-rank route (maths §2): the sample that tells `solver = auto` when
+//! not to attempt it.
 
 use crate::error::Result;
-use crate::kernel::distance::row_sq_norms;
 use crate::kernel::Kernel;
-use crate::linalg::pivoted_cholesky::Factorization;
 use crate::rng::Rng;
 use faer::{Mat, MatRef};
-
-/// The greedy pivoted Cholesky factor of the kernel matrix of the rows of `x`
-/// ([`Kernel::pivoted_factor`]), refusing a diagonal the arithmetic overflowed.
-pub(super) fn of_points(
-    x: MatRef<'_, f64>,
-    kernel: Kernel,
-    tol: f64,
-    max_rank: usize,
-) -> Result<Factorization> {
-    kernel.check_diagonal(&row_sq_norms(x))?;
-    Ok(kernel.pivoted_factor(x, tol, max_rank))
-}
 
 /// Seed of the sample [`sample_rank_exceeds`] factors.
 const SAMPLE_SEED: u64 = 0x5A4D_9E7A;
@@ -45,6 +31,6 @@ pub(super) fn sample_rank_exceeds(
     let mut rows = Rng::new(SAMPLE_SEED).sample_indices(n, m);
     rows.sort_unstable();
     let xs = Mat::from_fn(m, x.ncols(), |a, c| x[(rows[a], c)]);
-    let f = of_points(xs.as_ref(), kernel, tol, max_rank)?;
+    let f = kernel.pivoted_factor(xs.as_ref(), tol, max_rank)?;
     Ok((!f.complete).then_some(m))
 }

@@ -175,7 +175,7 @@ impl KernelPca {
                     }
                 })
             } else {
-                factor::of_points(x, kernel, self.rank_tolerance, max_rank)?
+                kernel.pivoted_factor(x, self.rank_tolerance, max_rank)?
             };
             if f.complete {
                 let means = KernelMeans::of_factor(f.g.as_ref());

@@ -256,8 +256,8 @@ impl NystromKpca {
             });
         }
         let kernel = self.kernel.resolve(sample)?;
-        // Overflowed diagonals would leave P-greedy no pivot and the landmarks' matrix
-        // no rank: named here instead.
+        // Every row's k(x, x) finite, whatever the landmark choice (an overflowed one
+        // would leave the landmarks' matrix no rank): named here.
         kernel.check_diagonal(&row_sq_norms(sample))?;
         // The seed's stream after the sample draw, so that the choice differs from it.
         let mut rng = Rng::new(self.seed ^ 0x6c61_6e64_6d61_726b);
@@ -267,7 +267,7 @@ impl NystromKpca {
             kernel,
             self.rank_tolerance,
             &mut rng,
-        );
+        )?;
         let p = Mat::from_fn(chosen.len(), sample.ncols(), |i, j| sample[(chosen[i], j)]);
         let kpp = kernel.gram(p.as_ref(), Par::Seq);
         let chol = pivoted_cholesky(kpp.as_ref(), self.rank_tolerance);
