@@ -25,11 +25,33 @@ pub fn succeeds(args: &[&str]) -> Output {
     out
 }
 
-/// A fresh scratch directory for one test.
-pub fn dir(name: &str) -> PathBuf {
+/// A fresh scratch directory for one test, removed with everything in it when the test
+/// ends — kept, with its path on stderr, when the test fails, so that what it wrote can
+/// be looked at.
+pub fn dir(name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("oose-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
+}
+
+/// The directory of [`dir`]; a `Path` wherever one is expected.
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("scratch directory kept: {}", self.0.display());
+        } else {
+            std::fs::remove_dir_all(&self.0).ok();
+        }
+    }
 }
 
 /// `f` inside `d`, as a string argument.
