@@ -107,6 +107,10 @@ pub(super) struct Screen {
     exact: Vec<f64>,
     /// One query's distances to the block: exact where kept, else +∞.
     d: Vec<f64>,
+    /// One query's screened values minus their allowance, over all the points.
+    lower: Vec<f64>,
+    /// The indices of the pairs kept, in order.
+    kept_at: Vec<usize>,
 }
 
 impl Brute {
@@ -127,7 +131,12 @@ impl Brute {
     /// When the group's products with all the points fit in [`WHOLE_GROUP`] they are
     /// formed first, and a k-nearest search starts from the k-th smallest screened value
     /// plus allowance (`Visit::tighten`): a bound of its k-th nearest distance, so that
-    /// it sums exactly little more than its k nearest.
+    /// it sums exactly little more than its k nearest. Each query then screens all the
+    /// points against its limit as it stands after that — a limit that only falls later,
+    /// so the pairs kept include those the block-by-block screen would keep, and the
+    /// others the visitor drops — and sums its kept pairs exactly in one call (one
+    /// packing of the query, where a call per block packed it once for every block with
+    /// a kept pair: 18 times for each of 10000 queries in a 784-coordinate fit).
     fn scan_group<V: Visit>(
         &self,
         qs: &[f64],
@@ -181,32 +190,58 @@ impl Brute {
         };
         if whole {
             product(&mut sc.approx, &self.points);
-            // A k-nearest search starts from the k-th smallest upper bound (screened
-            // value plus allowance) over all points: a bound of its k-th nearest
-            // distance, so that it sums exactly hardly more than its k nearest.
-            for (r, v) in visitors.iter_mut().enumerate() {
-                let Some(k) = v.rank().filter(|&k| (1..=n).contains(&k)) else {
-                    continue;
-                };
-                let upper = |j: usize| {
-                    let (screened, slack) = screen(r, self.norms[j], sc.approx[j * m + r]);
-                    screened + slack
-                };
+            for (r, (v, q)) in visitors.iter_mut().zip(qs.chunks_exact(dim)).enumerate() {
+                // One pass over the query's products: each pair's screened value minus
+                // its allowance (a lower bound of the exact distance), kept; and for a
+                // k-nearest search the k-th smallest upper bound (screened value plus
+                // allowance), a bound of its k-th nearest distance that the search starts
+                // from, so that it sums exactly hardly more than its k nearest.
+                let rank = v.rank().filter(|&k| (1..=n).contains(&k));
+                sc.lower.clear();
                 sc.d.clear();
-                sc.d.extend((0..k).map(upper));
-                let mut bound = sc.d.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
-                for j in k..n {
-                    let u = upper(j);
-                    if u <= bound {
-                        sc.d.push(u);
-                        if sc.d.len() >= 2 * k {
+                let mut bound = f64::INFINITY;
+                for (j, &np) in self.norms.iter().enumerate() {
+                    let (screened, slack) = screen(r, np, sc.approx[j * m + r]);
+                    sc.lower.push(screened - slack);
+                    let Some(k) = rank else { continue };
+                    let upper = screened + slack;
+                    if upper <= bound {
+                        sc.d.push(upper);
+                        if sc.d.len() == k && bound == f64::INFINITY {
+                            bound = sc.d.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+                        } else if sc.d.len() >= 2 * k {
                             bound = *sc.d.select_nth_unstable_by(k - 1, f64::total_cmp).1;
                             sc.d.retain(|&u| u <= bound);
                         }
                     }
                 }
-                v.tighten(*sc.d.select_nth_unstable_by(k - 1, f64::total_cmp).1);
+                if let Some(k) = rank {
+                    v.tighten(*sc.d.select_nth_unstable_by(k - 1, f64::total_cmp).1);
+                }
+                // Then the pairs the screen keeps with the visitor's limit as it is now
+                // (it only ever lowers it: a pair dropped here it would drop later too),
+                // their exact distances in one call, and every leaf in order.
+                sc.rows.clear();
+                for (j, (p, &lower)) in self.points.chunks_exact(dim).zip(&sc.lower).enumerate() {
+                    if lower <= v.limit(self.r2.get(j).copied().unwrap_or(0.0)) {
+                        sc.rows.extend_from_slice(p);
+                        sc.kept_at.push(j);
+                    }
+                }
+                sc.exact.resize(sc.rows.len() / dim, 0.0);
+                sq_distances_in_order(q, &sc.rows, dim, &mut sc.exact, pack);
+                sc.d.clear();
+                sc.d.resize(n, f64::INFINITY);
+                for (&j, &e) in sc.kept_at.iter().zip(&sc.exact) {
+                    sc.d[j] = e;
+                }
+                sc.kept_at.clear();
+                feed(v, 0, &sc.d);
             }
+            // Every block of points was answered through the screen.
+            #[cfg(test)]
+            SCREENED_BLOCKS.with(|c| c.set(c.get() + n.div_ceil(DISTANCE_BLOCK)));
+            return;
         }
         for (b, block) in self.points.chunks(DISTANCE_BLOCK * dim).enumerate() {
             let (len, j0) = (block.len() / dim, b * DISTANCE_BLOCK);
