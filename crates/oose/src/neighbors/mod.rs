@@ -1,7 +1,8 @@
 //! Nearest neighbours, neighbourhood graphs and shortest paths (maths §6).
 //!
 //! kNN is exact: a kd-tree (kiddo) for dimension ≤ 16, brute force on blocks of GEMM
-//! distances above (rows of queries × all points, 4 MiB blocks, parallel over blocks).
+//! distances above (rows of queries × all points, 2 MiB blocks, parallel over blocks;
+//! a set's rows among themselves on one side of the diagonal only).
 
 pub(crate) mod balls;
 mod brute;
