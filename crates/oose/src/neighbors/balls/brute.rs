@@ -90,6 +90,9 @@ fn screenable(norm: f64) -> bool {
 
 #[cfg(test)]
 thread_local! {
+    /// Groups this thread answered with one exact call per query (tests check both
+    /// ways of a group with all its products at once).
+    pub(super) static ONE_CALL_GROUPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Blocks this thread answered through the screen (tests check that they ran).
     pub(super) static SCREENED_BLOCKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
@@ -107,7 +110,8 @@ pub(super) struct Screen {
     exact: Vec<f64>,
     /// One query's distances to the block: exact where kept, else +∞.
     d: Vec<f64>,
-    /// One query's screened values minus their allowance, over all the points.
+    /// Each query's screened values minus their allowance, over all the points (a row
+    /// per query).
     lower: Vec<f64>,
     /// The indices of the pairs kept, in order.
     kept_at: Vec<usize>,
@@ -136,7 +140,9 @@ impl Brute {
     /// so the pairs kept include those the block-by-block screen would keep, and the
     /// others the visitor drops — and sums its kept pairs exactly in one call (one
     /// packing of the query, where a call per block packed it once for every block with
-    /// a kept pair: 18 times for each of 10000 queries in a 784-coordinate fit).
+    /// a kept pair: 18 times for each of 10000 queries in a 784-coordinate fit); unless
+    /// a query of the group keeps more than a quarter of the points (duplicates, ties):
+    /// then the group goes block by block, summing crowded blocks whole.
     fn scan_group<V: Visit>(
         &self,
         qs: &[f64],
@@ -190,19 +196,22 @@ impl Brute {
         };
         if whole {
             product(&mut sc.approx, &self.points);
-            for (r, (v, q)) in visitors.iter_mut().zip(qs.chunks_exact(dim)).enumerate() {
-                // One pass over the query's products: each pair's screened value minus
-                // its allowance (a lower bound of the exact distance), kept; and for a
-                // k-nearest search the k-th smallest upper bound (screened value plus
-                // allowance), a bound of its k-th nearest distance that the search starts
-                // from, so that it sums exactly hardly more than its k nearest.
+            // Per query, one pass over its products: each pair's screened value minus its
+            // allowance (a lower bound of the exact distance), kept; and for a k-nearest
+            // search the k-th smallest upper bound (screened value plus allowance), a
+            // bound of its k-th nearest distance that the search starts from, so that it
+            // sums exactly hardly more than its k nearest. Then the pairs the screen
+            // keeps with that limit are counted.
+            sc.lower.resize(m * n, 0.0);
+            let mut most_kept = 0;
+            for (r, v) in visitors.iter_mut().enumerate() {
                 let rank = v.rank().filter(|&k| (1..=n).contains(&k));
-                sc.lower.clear();
+                let lower = &mut sc.lower[r * n..(r + 1) * n];
                 sc.d.clear();
                 let mut bound = f64::INFINITY;
-                for (j, &np) in self.norms.iter().enumerate() {
+                for (j, (&np, low)) in self.norms.iter().zip(lower.iter_mut()).enumerate() {
                     let (screened, slack) = screen(r, np, sc.approx[j * m + r]);
-                    sc.lower.push(screened - slack);
+                    *low = screened - slack;
                     let Some(k) = rank else { continue };
                     let upper = screened + slack;
                     if upper <= bound {
@@ -218,30 +227,46 @@ impl Brute {
                 if let Some(k) = rank {
                     v.tighten(*sc.d.select_nth_unstable_by(k - 1, f64::total_cmp).1);
                 }
-                // Then the pairs the screen keeps with the visitor's limit as it is now
-                // (it only ever lowers it: a pair dropped here it would drop later too),
-                // their exact distances in one call, and every leaf in order.
-                sc.rows.clear();
-                for (j, (p, &lower)) in self.points.chunks_exact(dim).zip(&sc.lower).enumerate() {
-                    if lower <= v.limit(self.r2.get(j).copied().unwrap_or(0.0)) {
-                        sc.rows.extend_from_slice(p);
-                        sc.kept_at.push(j);
-                    }
-                }
-                sc.exact.resize(sc.rows.len() / dim, 0.0);
-                sq_distances_in_order(q, &sc.rows, dim, &mut sc.exact, pack);
-                sc.d.clear();
-                sc.d.resize(n, f64::INFINITY);
-                for (&j, &e) in sc.kept_at.iter().zip(&sc.exact) {
-                    sc.d[j] = e;
-                }
-                sc.kept_at.clear();
-                feed(v, 0, &sc.d);
+                let kept = lower
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, &low)| low <= v.limit(self.r2.get(j).copied().unwrap_or(0.0)))
+                    .count();
+                most_kept = most_kept.max(kept);
             }
-            // Every block of points was answered through the screen.
-            #[cfg(test)]
-            SCREENED_BLOCKS.with(|c| c.set(c.get() + n.div_ceil(DISTANCE_BLOCK)));
-            return;
+            // Few kept pairs (the usual case): each query sums its kept pairs exactly in
+            // one call, with the limit it has now (it only ever lowers it: a pair dropped
+            // here it would drop later too), and sees every leaf in order. Where a query
+            // keeps more than a quarter of the points (ties, duplicates), the blocks below
+            // sum such blocks whole for the group instead, many queries at a time.
+            if 4 * most_kept <= n {
+                for (r, (v, q)) in visitors.iter_mut().zip(qs.chunks_exact(dim)).enumerate() {
+                    let lower = &sc.lower[r * n..(r + 1) * n];
+                    sc.rows.clear();
+                    for (j, (p, &low)) in self.points.chunks_exact(dim).zip(lower).enumerate() {
+                        if low <= v.limit(self.r2.get(j).copied().unwrap_or(0.0)) {
+                            sc.rows.extend_from_slice(p);
+                            sc.kept_at.push(j);
+                        }
+                    }
+                    sc.exact.resize(sc.rows.len() / dim, 0.0);
+                    sq_distances_in_order(q, &sc.rows, dim, &mut sc.exact, pack);
+                    sc.d.clear();
+                    sc.d.resize(n, f64::INFINITY);
+                    for (&j, &e) in sc.kept_at.iter().zip(&sc.exact) {
+                        sc.d[j] = e;
+                    }
+                    sc.kept_at.clear();
+                    feed(v, 0, &sc.d);
+                }
+                // Every block of points was answered through the screen.
+                #[cfg(test)]
+                {
+                    SCREENED_BLOCKS.with(|c| c.set(c.get() + n.div_ceil(DISTANCE_BLOCK)));
+                    ONE_CALL_GROUPS.with(|c| c.set(c.get() + 1));
+                }
+                return;
+            }
         }
         for (b, block) in self.points.chunks(DISTANCE_BLOCK * dim).enumerate() {
             let (len, j0) = (block.len() / dim, b * DISTANCE_BLOCK);

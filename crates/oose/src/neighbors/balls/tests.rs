@@ -377,3 +377,54 @@ fn spatial_order_is_a_permutation() {
     o.sort();
     assert_eq!(o, (0..1000).collect::<Vec<u32>>());
 }
+
+/// With the group's products formed for all points, a group whose queries keep few
+/// pairs sums them in one call per query, and a group where a query keeps more than a
+/// quarter of the points (here: copies of one row) goes block by block: both answer as
+/// single queries do.
+#[test]
+fn groups_with_crowded_and_sparse_screens_match_single_queries() {
+    let mut r = Rng::new(23);
+    let (n, dim, k) = (600, 40, 5);
+    let spread = clusters(&mut r, n, dim, 4, 2.0, false);
+    // Rows 0..360 are one point, far from the rest, which spread out in clusters.
+    let far = |j: usize| spread[(0, j)] + 1000.0;
+    let x = Mat::from_fn(n, dim, |i, j| if i < 360 { far(j) } else { spread[(i, j)] });
+    let plain = PointIndex::new(x.as_ref());
+    let mut s = Scratch::default();
+    let r2: Vec<f64> = (0..n)
+        .map(|i| plain.kth_sq_dist(plain.row(i), k, &mut s))
+        .collect();
+    let idx = PointIndex::with_balls(x.as_ref(), &r2);
+    // Queries: copies of the repeated point, then points among the others.
+    let z = Mat::from_fn(128, dim, |i, j| {
+        if i < 64 {
+            far(j)
+        } else {
+            spread[(360 + 3 * (i - 64), j)] + 0.1
+        }
+    });
+    let one_call = brute::ONE_CALL_GROUPS.with(|c| c.get());
+    for g in [0..64u32, 64..128] {
+        let qs = gather(z.as_ref(), &g.collect::<Vec<u32>>());
+        let before = brute::ONE_CALL_GROUPS.with(|c| c.get());
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        idx.mirror_group(&qs, k, &mut s, &mut out, &mut ends);
+        let mut kth = Vec::new();
+        idx.kth_group(&qs, k, &mut s, &mut kth);
+        let crowded = qs[0] == far(0);
+        let calls = brute::ONE_CALL_GROUPS.with(|c| c.get()) - before;
+        assert_eq!(calls, if crowded { 0 } else { 2 }, "crowded: {crowded}");
+        let mut a = 0;
+        for (t, q) in qs.chunks_exact(dim).enumerate() {
+            let mut one = Vec::new();
+            let r2t = idx.mirror_links(q, k, &mut s, &mut one);
+            assert_eq!(kth[t], r2t, "k-th of query {t}, crowded: {crowded}");
+            let mut got = out[a..ends[t]].to_vec();
+            got.sort_by_key(|p| p.0);
+            assert_eq!(got, one, "mirror links of query {t}, crowded: {crowded}");
+            a = ends[t];
+        }
+    }
+    assert_eq!(brute::ONE_CALL_GROUPS.with(|c| c.get()) - one_call, 2);
+}
