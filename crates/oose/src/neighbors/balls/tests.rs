@@ -20,6 +20,44 @@ fn gather(x: faer::MatRef<'_, f64>, ids: &[u32]) -> Vec<f64> {
 
 /// Every query against brute force, on data with many exact ties (a coarse grid)
 /// and on continuous data, in dimensions served by the tree and by brute force.
+/// An index of `x` with each point's ball: its k-th nearest squared distance (itself
+/// included), found by the index without balls; and those squared radii.
+fn with_own_balls(x: MatRef<'_, f64>, k: usize, s: &mut Scratch) -> (PointIndex, Vec<f64>) {
+    let plain = PointIndex::new(x);
+    let r2: Vec<f64> = (0..x.nrows())
+        .map(|i| plain.kth_sq_dist(plain.row(i), k, s))
+        .collect();
+    (PointIndex::with_balls(x, &r2), r2)
+}
+
+/// A group's answers: the links and their ends from `mirror_group`, and the k-th
+/// distances from `kth_group` when checked.
+type GroupAnswers<'a> = (&'a [(usize, f64)], &'a [usize], Option<&'a [f64]>);
+
+/// Asserts that the group answers `out`/`ends` of `mirror_group` (and `kth` of
+/// `kth_group`, when given) are each query's single-query mirror links and k-th.
+fn assert_mirror_as_single(
+    idx: &PointIndex,
+    qs: &[f64],
+    k: usize,
+    s: &mut Scratch,
+    (out, ends, kth): GroupAnswers<'_>,
+    what: &str,
+) {
+    let mut from = 0;
+    for (t, q) in qs.chunks_exact(idx.row(0).len()).enumerate() {
+        let mut one = Vec::new();
+        let r2t = idx.mirror_links(q, k, s, &mut one);
+        if let Some(kth) = kth {
+            assert_eq!(kth[t], r2t, "k-th of query {t}, {what}");
+        }
+        let mut got = out[from..ends[t]].to_vec();
+        got.sort_by_key(|p| p.0);
+        assert_eq!(got, one, "mirror links of query {t}, {what}");
+        from = ends[t];
+    }
+}
+
 #[test]
 fn queries_match_brute_force() {
     let mut r = Rng::new(5);
@@ -98,12 +136,8 @@ fn mirror_group_matches_single_queries() {
         let draw = |r: &mut Rng| coordinate(r, grid, 6.0);
         let x = Mat::from_fn(n, dim, |_, _| draw(&mut r));
         let k = 7;
-        let plain = PointIndex::new(x.as_ref());
         let mut s = Scratch::default();
-        let r2: Vec<f64> = (0..n)
-            .map(|i| plain.kth_sq_dist(plain.row(i), k, &mut s))
-            .collect();
-        let idx = PointIndex::with_balls(x.as_ref(), &r2);
+        let (idx, r2) = with_own_balls(x.as_ref(), k, &mut s);
         let z = Mat::from_fn(300, dim, |_, _| draw(&mut r) * 1.2);
         let mut hits = 0;
         for leaf in [1, 5, 16, 300] {
@@ -121,15 +155,8 @@ fn mirror_group_matches_single_queries() {
                 let (mut out, mut ends) = (Vec::new(), Vec::new());
                 idx.mirror_group(&qs, k, &mut s, &mut out, &mut ends);
                 assert_eq!(ends.len(), g[1] - g[0]);
-                let mut from = 0;
-                for (t, q) in qs.chunks_exact(dim).enumerate() {
-                    let mut one = Vec::new();
-                    idx.mirror_links(q, k, &mut s, &mut one);
-                    let mut got = out[from..ends[t]].to_vec();
-                    got.sort_by_key(|p| p.0);
-                    assert_eq!(got, one, "dim {dim}, leaf {leaf}");
-                    from = ends[t];
-                }
+                let what = format!("dim {dim}, leaf {leaf}");
+                assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, &ends, None), &what);
                 // Radius queries of the group: the points and their order of the
                 // single query, for every query.
                 let radius = 2.0 * r2.iter().fold(0.0, |a: f64, &b| a.max(b));
@@ -321,12 +348,8 @@ fn screened_group_queries_match_single_queries() {
         let (n, dim, k) = (1200, 64, 6);
         let x = clusters(&mut r, n, dim, 5, 2.0, grid);
         let x = Mat::from_fn(n, dim, |i, j| (x[(i, j)] + offset) * scale);
-        let plain = PointIndex::new(x.as_ref());
         let mut s = Scratch::default();
-        let r2: Vec<f64> = (0..n)
-            .map(|i| plain.kth_sq_dist(plain.row(i), k, &mut s))
-            .collect();
-        let idx = PointIndex::with_balls(x.as_ref(), &r2);
+        let (idx, r2) = with_own_balls(x.as_ref(), k, &mut s);
         let z = clusters(&mut r, 130, dim, 5, 3.0, grid);
         let z = Mat::from_fn(130, dim, |i, j| (z[(i, j)] + offset) * scale);
         let qs = gather(z.as_ref(), &(0..130).collect::<Vec<u32>>());
@@ -345,14 +368,10 @@ fn screened_group_queries_match_single_queries() {
         if offset == 0.0 {
             assert_eq!(ran, scale == 1.0, "the screen ran at scale {scale}");
         }
-        let (mut a, mut b, mut c) = (0, 0, 0);
+        let what = format!("offset {offset}");
+        assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, &ends, Some(&kth)), &what);
+        let (mut b, mut c) = (0, 0);
         for (t, q) in qs.chunks_exact(dim).enumerate() {
-            let mut one = Vec::new();
-            let r2t = idx.mirror_links(q, k, &mut s, &mut one);
-            assert_eq!(kth[t], r2t, "k-th of query {t}, offset {offset}");
-            let mut got = out[a..ends[t]].to_vec();
-            got.sort_by_key(|p| p.0);
-            assert_eq!(got, one, "mirror links of query {t}, offset {offset}");
             let mut one = Vec::new();
             idx.within(q, radius, &mut s, &mut one);
             assert_eq!(within[b..within_ends[t]], one[..], "within, query {t}");
@@ -363,7 +382,7 @@ fn screened_group_queries_match_single_queries() {
             let mut got = links[c..link_ends[t]].to_vec();
             got.sort_by_key(|p| p.0);
             assert_eq!(got, want, "links of query {t}, offset {offset}");
-            (a, b, c) = (ends[t], within_ends[t], link_ends[t]);
+            (b, c) = (within_ends[t], link_ends[t]);
         }
         brute::WHOLE_LIMIT.with(|c| c.set(saved));
     }
@@ -390,12 +409,8 @@ fn groups_with_crowded_and_sparse_screens_match_single_queries() {
     // Rows 0..360 are one point, far from the rest, which spread out in clusters.
     let far = |j: usize| spread[(0, j)] + 1000.0;
     let x = Mat::from_fn(n, dim, |i, j| if i < 360 { far(j) } else { spread[(i, j)] });
-    let plain = PointIndex::new(x.as_ref());
     let mut s = Scratch::default();
-    let r2: Vec<f64> = (0..n)
-        .map(|i| plain.kth_sq_dist(plain.row(i), k, &mut s))
-        .collect();
-    let idx = PointIndex::with_balls(x.as_ref(), &r2);
+    let (idx, _) = with_own_balls(x.as_ref(), k, &mut s);
     // Queries: copies of the repeated point, then points among the others.
     let z = Mat::from_fn(128, dim, |i, j| {
         if i < 64 {
@@ -415,16 +430,8 @@ fn groups_with_crowded_and_sparse_screens_match_single_queries() {
         let crowded = qs[0] == far(0);
         let calls = brute::ONE_CALL_GROUPS.with(|c| c.get()) - before;
         assert_eq!(calls, if crowded { 0 } else { 2 }, "crowded: {crowded}");
-        let mut a = 0;
-        for (t, q) in qs.chunks_exact(dim).enumerate() {
-            let mut one = Vec::new();
-            let r2t = idx.mirror_links(q, k, &mut s, &mut one);
-            assert_eq!(kth[t], r2t, "k-th of query {t}, crowded: {crowded}");
-            let mut got = out[a..ends[t]].to_vec();
-            got.sort_by_key(|p| p.0);
-            assert_eq!(got, one, "mirror links of query {t}, crowded: {crowded}");
-            a = ends[t];
-        }
+        let what = format!("crowded: {crowded}");
+        assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, &ends, Some(&kth)), &what);
     }
     assert_eq!(brute::ONE_CALL_GROUPS.with(|c| c.get()) - one_call, 2);
 }
