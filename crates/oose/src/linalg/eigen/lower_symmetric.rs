@@ -1,4 +1,4 @@
-//! A symmetric matrix–vector product that reads only the lower triangle (AVX2 when present, deterministic block sums): the operator Lanczos applies. Not an eigensolver.
+//! A symmetric matrix–vector product that reads only the lower triangle (one AVX-512 sweep a column, else two vectorised ones; deterministic block sums): the operator Lanczos applies. Not an eigensolver.
 
 #[allow(unused_imports)]
 use super::*;
