@@ -270,7 +270,7 @@ pub(crate) fn auto(
     if slow.is_empty() {
         return Ok(fast);
     }
-    let rows = Mat::from_fn(slow.len(), new.ncols(), |a, c| new[(slow[a], c)]);
+    let rows = crate::datasets::select_rows(new, &slow);
     let e = exact(rows.as_ref())?;
     for (a, &i) in slow.iter().enumerate() {
         for j in 0..fast.coordinates.ncols() {

@@ -6,7 +6,7 @@ use super::distance::row_sq_norms;
 use super::Kernel;
 use crate::error::{Error, Result};
 use crate::linalg::pivoted_cholesky::{factorize_blocks, Factorization};
-use faer::{Mat, MatRef, Par};
+use faer::{MatRef, Par};
 
 impl Kernel {
     /// Refuses a row whose k(x, x) the arithmetic overflowed (`x_sq`: the rows' squared
@@ -38,7 +38,7 @@ impl Kernel {
         self.check_diagonal(&x_sq)?;
         let diag: Vec<f64> = x_sq.iter().map(|&s| self.diag_value(s)).collect();
         Ok(factorize_blocks(diag, tol, max_rank, |ps, mut out| {
-            let xc = Mat::from_fn(ps.len(), x.ncols(), |a, c| x[(ps[a], c)]);
+            let xc = crate::datasets::select_rows(x, ps);
             let sq: Vec<f64> = ps.iter().map(|&p| x_sq[p]).collect();
             self.block_into(out.as_mut(), x, &x_sq, xc.as_ref(), &sq, Par::rayon(0));
             for (a, &p) in ps.iter().enumerate() {

@@ -83,7 +83,7 @@ impl LandmarkMds {
         let n_landmarks = self.n_landmarks.min(big_n);
         let mut rng = Rng::new(self.seed);
         let indices = self.choose(x, n_landmarks, &mut rng)?;
-        let l = Mat::from_fn(indices.len(), x.ncols(), |i, j| x[(indices[i], j)]);
+        let l = crate::datasets::select_rows(x, &indices);
         let d2 = self_sq_distances(l.as_ref(), Par::rayon(0));
         let gamma = Mat::from_fn(l.nrows(), l.nrows(), |i, j| -0.5 * d2[(i, j)]);
         drop(d2);
@@ -126,7 +126,7 @@ impl LandmarkMds {
         } else {
             (0..big_n).collect()
         };
-        let sample = Mat::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)]);
+        let sample = crate::datasets::select_rows(x, &rows);
         let kernel = crate::kernel::Kernel::default().resolve(sample.as_ref())?;
         let chosen = self
             .landmarks

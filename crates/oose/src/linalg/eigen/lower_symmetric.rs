@@ -17,6 +17,9 @@ pub(super) struct LowerSymmetric<'a> {
     a: MatRef<'a, f64>,
     /// Column block boundaries (first column of each block, then n).
     bounds: Vec<usize>,
+    /// Each column in one AVX-512 sweep ([`column_avx512`]), where the CPU has it;
+    /// else two portable sweeps ([`column`]). The same bits either way.
+    wide: bool,
 }
 
 impl<'a> LowerSymmetric<'a> {
@@ -41,7 +44,11 @@ impl<'a> LowerSymmetric<'a> {
             }
         }
         bounds.push(n);
-        Some(LowerSymmetric { a, bounds })
+        #[cfg(target_arch = "x86_64")]
+        let wide = std::arch::is_x86_feature_detected!("avx512f");
+        #[cfg(not(target_arch = "x86_64"))]
+        let wide = false;
+        Some(LowerSymmetric { a, bounds, wide })
     }
 
     /// y += the part of A x that the columns j in `cols` of the lower triangle give.
@@ -92,23 +99,22 @@ pub(super) fn lower_columns(
     x: &[f64],
     y: &mut [f64],
 ) {
-    #[cfg(target_arch = "x86_64")]
-    let wide = std::arch::is_x86_feature_detected!("avx512f");
     for j in cols {
         let col = &op.column(j)[j..];
         let xj = x[j];
         let rest = &col[1..];
         let (xs, ys) = (&x[j + 1..], &mut y[j + 1..]);
         let whole = rest.len() / L * L;
+        let (c, xs8, ys8) = (&rest[..whole], &xs[..whole], &mut ys[..whole]);
         #[cfg(target_arch = "x86_64")]
-        let acc = if wide {
-            // SAFETY: the CPU has AVX-512F (checked above).
-            unsafe { column_avx512(&rest[..whole], &xs[..whole], &mut ys[..whole], xj) }
+        let acc = if op.wide {
+            // SAFETY: `wide` only where the CPU has AVX-512F (`LowerSymmetric::new`).
+            unsafe { column_avx512(c, xs8, ys8, xj) }
         } else {
-            column(&rest[..whole], &xs[..whole], &mut ys[..whole], xj)
+            column(c, xs8, ys8, xj)
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let acc = column(&rest[..whole], &xs[..whole], &mut ys[..whole], xj);
+        let acc = column(c, xs8, ys8, xj);
         let mut dot =
             ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
         for i in whole..rest.len() {
@@ -217,6 +223,8 @@ mod tests {
             .collect()
     }
 
+    /// Both column sweeps (the AVX-512 one where the CPU has it), each compiled for
+    /// every vector width the CPU has, give the bits of the documented order.
     #[test]
     fn the_product_has_the_bits_of_the_documented_order_on_every_path() {
         for n in [1, 9, 16, 17, 64, 203] {
@@ -224,19 +232,26 @@ mod tests {
             let b = Mat::from_fn(n, n, |_, _| r.normal());
             let a = &b + b.transpose();
             let x = Mat::from_fn(n, 1, |_, _| r.normal());
-            let op = LowerSymmetric::new(a.as_ref()).unwrap();
-            let want = in_documented_order(
-                &a,
-                &op.bounds,
-                &x.col(0).iter().copied().collect::<Vec<_>>(),
-            );
-            for (path, got) in crate::linalg::simd::each_path(|| {
-                let mut y = Mat::<f64>::zeros(n, 1);
-                op.product(y.as_mut(), x.as_ref());
-                y.col(0).iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-            }) {
-                let want: Vec<u64> = want.iter().map(|v| v.to_bits()).collect();
-                assert_eq!(got, want, "n = {n}, {path}");
+            let mut op = LowerSymmetric::new(a.as_ref()).unwrap();
+            let xs: Vec<f64> = x.col(0).iter().copied().collect();
+            let want: Vec<u64> = in_documented_order(&a, &op.bounds, &xs)
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            let sweeps = if op.wide {
+                vec![true, false]
+            } else {
+                vec![false]
+            };
+            for wide in sweeps {
+                op.wide = wide;
+                for (path, got) in crate::linalg::simd::each_path(|| {
+                    let mut y = Mat::<f64>::zeros(n, 1);
+                    op.product(y.as_mut(), x.as_ref());
+                    y.col(0).iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                }) {
+                    assert_eq!(got, want, "n = {n}, {path}, AVX-512 sweep: {wide}");
+                }
             }
         }
     }

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::rng::Rng;
-use faer::{Mat, MatRef};
+use faer::MatRef;
 
 /// Seed of the sample [`sample_rank_exceeds`] factors.
 const SAMPLE_SEED: u64 = 0x5A4D_9E7A;
@@ -30,7 +30,7 @@ pub(super) fn sample_rank_exceeds(
     }
     let mut rows = Rng::new(SAMPLE_SEED).sample_indices(n, m);
     rows.sort_unstable();
-    let xs = Mat::from_fn(m, x.ncols(), |a, c| x[(rows[a], c)]);
+    let xs = crate::datasets::select_rows(x, &rows);
     let f = kernel.pivoted_factor(xs.as_ref(), tol, max_rank)?;
     Ok((!f.complete).then_some(m))
 }

@@ -110,11 +110,12 @@ pub(super) struct Screen {
     exact: Vec<f64>,
     /// One query's distances to the block: exact where kept, else +∞.
     d: Vec<f64>,
-    /// Each query's screened values minus their allowance, over all the points (a row
-    /// per query).
+    /// One query's screened values minus their allowance, over all the points.
     lower: Vec<f64>,
-    /// The indices of the pairs kept, in order.
+    /// The points each query of the group keeps, in order, one query after another
+    /// (query r's from `kept_ends[r]` to `kept_ends[r + 1]`).
     kept_at: Vec<usize>,
+    kept_ends: Vec<usize>,
 }
 
 impl Brute {
@@ -200,18 +201,20 @@ impl Brute {
             // allowance (a lower bound of the exact distance), kept; and for a k-nearest
             // search the k-th smallest upper bound (screened value plus allowance), a
             // bound of its k-th nearest distance that the search starts from, so that it
-            // sums exactly hardly more than its k nearest. Then the pairs the screen
-            // keeps with that limit are counted.
-            sc.lower.resize(m * n, 0.0);
+            // sums exactly hardly more than its k nearest. Then the points the screen
+            // keeps with that limit, listed (query r's in kept_at[ends[r]..ends[r + 1]]).
+            sc.kept_at.clear();
+            sc.kept_ends.clear();
+            sc.kept_ends.push(0);
             let mut most_kept = 0;
             for (r, v) in visitors.iter_mut().enumerate() {
                 let rank = v.rank().filter(|&k| (1..=n).contains(&k));
-                let lower = &mut sc.lower[r * n..(r + 1) * n];
+                sc.lower.clear();
                 sc.d.clear();
                 let mut bound = f64::INFINITY;
-                for (j, (&np, low)) in self.norms.iter().zip(lower.iter_mut()).enumerate() {
+                for (j, &np) in self.norms.iter().enumerate() {
                     let (screened, slack) = screen(r, np, sc.approx[j * m + r]);
-                    *low = screened - slack;
+                    sc.lower.push(screened - slack);
                     let Some(k) = rank else { continue };
                     let upper = screened + slack;
                     if upper <= bound {
@@ -227,12 +230,13 @@ impl Brute {
                 if let Some(k) = rank {
                     v.tighten(*sc.d.select_nth_unstable_by(k - 1, f64::total_cmp).1);
                 }
-                let kept = lower
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, &low)| low <= v.limit(self.r2.get(j).copied().unwrap_or(0.0)))
-                    .count();
-                most_kept = most_kept.max(kept);
+                let start = sc.kept_at.len();
+                sc.kept_at
+                    .extend(sc.lower.iter().enumerate().filter_map(|(j, &low)| {
+                        (low <= v.limit(self.r2.get(j).copied().unwrap_or(0.0))).then_some(j)
+                    }));
+                most_kept = most_kept.max(sc.kept_at.len() - start);
+                sc.kept_ends.push(sc.kept_at.len());
             }
             // Few kept pairs (the usual case): each query sums its kept pairs exactly in
             // one call, with the limit it has now (it only ever lowers it: a pair dropped
@@ -241,22 +245,19 @@ impl Brute {
             // sum such blocks whole for the group instead, many queries at a time.
             if 4 * most_kept <= n {
                 for (r, (v, q)) in visitors.iter_mut().zip(qs.chunks_exact(dim)).enumerate() {
-                    let lower = &sc.lower[r * n..(r + 1) * n];
+                    let kept = &sc.kept_at[sc.kept_ends[r]..sc.kept_ends[r + 1]];
                     sc.rows.clear();
-                    for (j, (p, &low)) in self.points.chunks_exact(dim).zip(lower).enumerate() {
-                        if low <= v.limit(self.r2.get(j).copied().unwrap_or(0.0)) {
-                            sc.rows.extend_from_slice(p);
-                            sc.kept_at.push(j);
-                        }
+                    for &j in kept {
+                        sc.rows
+                            .extend_from_slice(&self.points[j * dim..(j + 1) * dim]);
                     }
-                    sc.exact.resize(sc.rows.len() / dim, 0.0);
+                    sc.exact.resize(kept.len(), 0.0);
                     sq_distances_in_order(q, &sc.rows, dim, &mut sc.exact, pack);
                     sc.d.clear();
                     sc.d.resize(n, f64::INFINITY);
-                    for (&j, &e) in sc.kept_at.iter().zip(&sc.exact) {
+                    for (&j, &e) in kept.iter().zip(&sc.exact) {
                         sc.d[j] = e;
                     }
-                    sc.kept_at.clear();
                     feed(v, 0, &sc.d);
                 }
                 // Every block of points was answered through the screen.

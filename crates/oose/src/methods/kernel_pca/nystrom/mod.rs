@@ -268,7 +268,7 @@ impl NystromKpca {
             self.rank_tolerance,
             &mut rng,
         )?;
-        let p = Mat::from_fn(chosen.len(), sample.ncols(), |i, j| sample[(chosen[i], j)]);
+        let p = crate::datasets::select_rows(sample, &chosen);
         let kpp = kernel.gram(p.as_ref(), Par::Seq);
         let chol = pivoted_cholesky(kpp.as_ref(), self.rank_tolerance);
         let r = chol.rank();
