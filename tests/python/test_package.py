@@ -82,7 +82,13 @@ def test_python_equals_cli(tmp_path, run, est, args):
     coords, diag = est.transform(NEW, return_diagnostics=True)
     np.testing.assert_array_equal(emb, est.embedding_)
     assert_equal_diagnostics(header, ext, coords, diag)
-    # The CLI's model file loads in Python and extends identically.
+    # Without --diagnostics the CLI computes the coordinates alone: the same numbers.
+    run("extend", model, "--input", tmp_path / "new.npy", "--output", tmp_path / "only.csv")
+    header_only, only = read_csv(tmp_path / "only.csv")
+    assert header_only == header[: coords.shape[1]]
+    np.testing.assert_array_equal(only, coords)
+    # The CLI's model file loads in Python and extends identically (`transform`
+    # without diagnostics: the coordinates alone, computed on their own).
     loaded = oose.load(model)
     assert type(loaded) is type(est)
     np.testing.assert_array_equal(loaded.transform(NEW), coords)

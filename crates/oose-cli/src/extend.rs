@@ -28,7 +28,9 @@ pub struct ExtendArgs {
     /// Add the per-point diagnostic columns: `residual,reconstruction_error`, the
     /// method's own (mds family: `beta_minus_projection,objective_projection`, plus
     /// `objective_restricted,lambda,unique` for restricted reconstruction), and
-    /// `novelty,novelty_pvalue,is_novel` (every model; docs/diagnostics.md).
+    /// `novelty,novelty_pvalue,is_novel` (every model; docs/diagnostics.md). Without
+    /// it only the coordinates are computed (the same numbers), which is faster: no
+    /// novelty search, no residual.
     #[arg(long)]
     diagnostics: bool,
     /// Level α of the `is_novel` column: a new point is flagged when its novelty
@@ -173,6 +175,9 @@ pub fn run(a: ExtendArgs) -> Result<(), CliError> {
         // Its presence is checked here; its values come chunk by chunk.
         kernel_diagonal: a.kernel_diagonal.as_ref().map(|_| &[][..]),
         alpha: a.alpha,
+        // Without --diagnostics only the coordinates are written: nothing else is
+        // computed (the same coordinates, bitwise).
+        coordinates_only: !a.diagnostics,
         extension: match (&a.extension, a.lowrank_tolerance) {
             (None, None) => None,
             (name, tol) => Some(

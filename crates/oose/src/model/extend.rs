@@ -18,7 +18,21 @@ impl Model {
     ///
     /// Every extension carries the novelty columns `novelty`, `novelty_pvalue` and
     /// `is_novel` (maths §18; NaN where the model has no novelty score), at the level
-    /// `opts.alpha` or the model's.
+    /// `opts.alpha` or the model's, unless `opts.coordinates_only` (then only the
+    /// coordinates are computed, bitwise the same).
+    ///
+    /// ```
+    /// use oose::model::{ExtendOptions, Input, Model, params::Values};
+    /// let x = oose::datasets::swiss_roll(300, 0.05, false, 1).points;
+    /// let m = Model::fit("kpca", &Values::new(), Input::Points(x.as_ref())).unwrap();
+    /// let z = x.as_ref().subrows(0, 7);
+    /// let full = m.extend_options(z, &ExtendOptions::default()).unwrap();
+    /// let only = ExtendOptions { coordinates_only: true, ..Default::default() };
+    /// let fast = m.extend_options(z, &only).unwrap();
+    /// assert!(fast.coordinates == full.coordinates);
+    /// assert!(fast.residual.iter().all(|r| r.is_nan()) && fast.extra.is_empty());
+    /// assert!(full.extra.iter().any(|c| c.name == "novelty"));
+    /// ```
     pub fn extend_options(
         &self,
         new: MatRef<'_, f64>,
@@ -45,6 +59,14 @@ impl Model {
                              (values far larger than the training data?)",
                 });
             }
+        }
+        if opts.coordinates_only {
+            // What the method computed beside the coordinates is left out too, so that
+            // every model answers alike (its cheap columns as well as its costly ones).
+            e.residual.fill(f64::NAN);
+            e.reconstruction_error.fill(f64::NAN);
+            e.extra.clear();
+            return Ok(e);
         }
         // The method has checked the width of `new` against what its rows hold, which
         // is what the novelty score measures.
@@ -81,7 +103,11 @@ impl Model {
         {
             return None;
         }
-        let k = wanted.max(nov.search_neighbours()).min(x.nrows());
+        let k = if opts.coordinates_only {
+            wanted.min(x.nrows())
+        } else {
+            wanted.max(nov.search_neighbours()).min(x.nrows())
+        };
         self.fitted().search_training(new, k)
     }
 

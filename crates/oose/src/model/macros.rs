@@ -86,18 +86,20 @@ macro_rules! neighbour_embedding_fitted {
              function P²(z) ∈ [0, 1] at the training data's scale (0 on training points, near \
              1 away from the data), `reconstruction_error` the distance to the nearest \
              training point in units of the training data's typical neighbour distance √ε₀.",
-            |self, new| self.place(new, $crate::extend::Strategy::Interpolation, None)
+            |self, new| self.place(new, $crate::extend::Strategy::Interpolation, None, true)
         );
 
         impl $fitted {
             /// The rows of `new` placed by interpolation from their
             /// `neighbours_for(strategy)` nearest training points (`near`'s where it
-            /// holds them), with those neighbours: where `place` starts.
+            /// holds them), with those neighbours: where `place` starts. The
+            /// reliability columns only with `diagnostics` (else NaN).
             fn interpolated(
                 &self,
                 new: faer::MatRef<'_, f64>,
                 strategy: $crate::extend::Strategy,
                 near: Option<&$crate::neighbors::Neighbours>,
+                diagnostics: bool,
             ) -> $crate::Result<($crate::neighbors::Neighbours, $crate::extend::Extension)>
             {
                 $crate::extend::local::place(
@@ -106,7 +108,7 @@ macro_rules! neighbour_embedding_fitted {
                     new,
                     self.neighbours_for(strategy),
                     self.params.transform_neighbors,
-                    self.reliability_epsilon,
+                    diagnostics.then_some(self.reliability_epsilon),
                     near,
                 )
             }
@@ -139,7 +141,7 @@ macro_rules! neighbour_embedding_fitted {
             opts: &$crate::model::ExtendOptions<'_>,
         ) -> $crate::Result<$crate::extend::Extension> {
             self.check_options(opts)?;
-            self.place(new, opts.placement(), None)
+            self.place(new, opts.placement(), None, !opts.coordinates_only)
         }
 
         /// From the fit's kNN graph (no second search) when it has the score's neighbours.
@@ -171,7 +173,7 @@ macro_rules! neighbour_embedding_fitted {
             near: &$crate::neighbors::Neighbours,
         ) -> $crate::Result<$crate::extend::Extension> {
             self.check_options(opts)?;
-            self.place(new, opts.placement(), Some(near))
+            self.place(new, opts.placement(), Some(near), !opts.coordinates_only)
         }
     };
 }

@@ -178,6 +178,14 @@ pub struct ExtendOptions<'a> {
     pub alpha: Option<f64>,
     /// Exact or certified low-rank kernel rows (kernel PCA; default exact).
     pub extension: Option<crate::extend::ExtensionChoice>,
+    /// Only the coordinates are wanted (every model; default false): the diagnostics
+    /// that cost more than the coordinates (the novelty score's neighbour search, the
+    /// kernel models' residual, the neighbour embeddings' power function) are not
+    /// computed. The coordinates are bitwise those of the full extension; `residual`
+    /// and `reconstruction_error` are NaN and `extra` is empty. What the CLI's
+    /// `extend` without `--diagnostics` and Python's `transform` without
+    /// `return_diagnostics` ask for.
+    pub coordinates_only: bool,
 }
 
 impl ExtendOptions<'_> {

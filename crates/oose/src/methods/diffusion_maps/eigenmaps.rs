@@ -114,7 +114,7 @@ impl OutOfSample for FittedEigenmaps {
     fn extend(&self, new: MatRef<'_, f64>) -> Result<Extension> {
         let mut e = self
             .core
-            .extend_psi(new, Density::Training, self.params.on_isolated)?;
+            .extend_psi(new, Density::Training, self.params.on_isolated, true)?;
         e.coordinates = flavour(
             e.coordinates.as_ref(),
             &self.core.values,

@@ -147,12 +147,14 @@ impl DiffusionCore {
     /// The extension ψ̂(z) of every eigenvector (M × m, ψ̂₀ = sqrt(d(z)/Σd)), with
     /// per-row diagnostics: `degree` d(z), `isolated` (with `OnIsolated::Nan`), the
     /// residual k₀(z, z) of the symmetric kernel (NaN when not computed) and the
-    /// m-component reconstruction error k(z,z) − Σ_j λ_j ψ̂_j(z)².
+    /// m-component reconstruction error k(z,z) − Σ_j λ_j ψ̂_j(z)². The residual only
+    /// with `residual` (its triangular solve is the costliest part of a dense row).
     pub(crate) fn extend_psi(
         &self,
         z: MatRef<'_, f64>,
         density: Density,
         on_isolated: OnIsolated,
+        residual: bool,
     ) -> Result<Extension> {
         validate::finite_nonempty("new points", z)?;
         validate::columns("new points", z, self.input_width())?;
@@ -208,7 +210,8 @@ impl DiffusionCore {
                     (Some(self.sparse_rows(zc, &g)), None)
                 }
             };
-            Ok(self.finish_rows(start, zc.nrows(), sparse, dense, extra_q.as_deref()))
+            let rows = (start, zc.nrows());
+            Ok(self.finish_rows(rows, sparse, dense, extra_q.as_deref(), residual))
         })?;
         let mut ext = match &perm {
             Some(p) => ext.unpermuted(p),
@@ -230,13 +233,15 @@ impl DiffusionCore {
         }
     }
 
+    /// The rows `start..start + rows` of a batch from their kernel rows: coordinates
+    /// and diagnostics, the residual only `with_residual`.
     pub(crate) fn finish_rows(
         &self,
-        start: usize,
-        rows: usize,
+        (start, rows): (usize, usize),
         sparse: Option<SparseRows>,
         dense: Option<Mat<f64>>,
         extra_q: Option<&[f64]>,
+        with_residual: bool,
     ) -> Extension {
         let n = self.n();
         let m = self.values.len();
@@ -305,7 +310,7 @@ impl DiffusionCore {
                 recon[r] = f64::NAN;
             }
         }
-        let residual = match &self.residual {
+        let residual = match self.residual.as_ref().filter(|_| with_residual) {
             None => vec![f64::NAN; rows],
             Some(f) => {
                 let s: Vec<f64> = (0..n).map(|i| self.qa[i] / self.degree[i].sqrt()).collect();

@@ -189,7 +189,18 @@ impl FittedDiffusionMaps {
         density: Density,
         on_isolated: OnIsolated,
     ) -> Result<Extension> {
-        let mut e = self.core.extend_psi(new, density, on_isolated)?;
+        self.extended(new, density, on_isolated, true)
+    }
+
+    /// [`FittedDiffusionMaps::extend_with`], with the residual only when `residual`.
+    fn extended(
+        &self,
+        new: MatRef<'_, f64>,
+        density: Density,
+        on_isolated: OnIsolated,
+        residual: bool,
+    ) -> Result<Extension> {
+        let mut e = self.core.extend_psi(new, density, on_isolated, residual)?;
         e.coordinates = flavour(
             e.coordinates.as_ref(),
             &self.core.values,
@@ -410,14 +421,12 @@ impl Fitted for FittedDiffusionMaps {
             Some(ExtensionChoice::Auto { tolerance }) => return self.extend_auto(new, tolerance),
             _ => {}
         }
-        if opts.density.is_none() && opts.on_isolated.is_none() {
-            return self.extend(new);
-        }
         let p = self.params();
-        self.extend_with(
+        self.extended(
             new,
             opts.density.unwrap_or(p.density),
             opts.on_isolated.unwrap_or(p.on_isolated),
+            !opts.coordinates_only,
         )
     }
 

@@ -293,6 +293,17 @@ impl FittedKernelPca {
         kz: MatRef<'_, f64>,
         kzz: Option<&[f64]>,
     ) -> Result<Extension> {
+        self.kernel_rows(kz, kzz, true)
+    }
+
+    /// [`FittedKernelPca::extend_kernel_rows`], with the residual and the
+    /// reconstruction error only when `diagnostics`.
+    fn kernel_rows(
+        &self,
+        kz: MatRef<'_, f64>,
+        kzz: Option<&[f64]>,
+        diagnostics: bool,
+    ) -> Result<Extension> {
         validate::columns("kernel rows of new points", kz, self.n_train)?;
         validate::finite("kernel rows of new points", kz)?;
         if let Some(v) = kzz {
@@ -307,7 +318,7 @@ impl FittedKernelPca {
         let d = self.eigenvalues.len();
         by_chunks(kz, self.n_train, d, |start, chunk| {
             let kzz = kzz.map(|v| &v[start..start + chunk.nrows()]);
-            self.extend_block(chunk, kzz, Strategy::Projection)
+            self.extend_block(chunk, kzz, Strategy::Projection, diagnostics)
         })
     }
 
@@ -324,7 +335,7 @@ impl FittedKernelPca {
             strategy: Some(strategy),
             ..Default::default()
         })?;
-        self.extend_points(new, strategy)
+        self.extend_points(new, strategy, true)
     }
 
     /// Projections ŷ (k×d), centred mutual kernel β (k×k) and out-of-span parts ρ of a
@@ -378,7 +389,15 @@ impl FittedKernelPca {
         ))
     }
 
-    fn extend_points(&self, new: MatRef<'_, f64>, strategy: Strategy) -> Result<Extension> {
+    /// The extension of points by `strategy`, with the residual and the reconstruction
+    /// error only when `diagnostics` (the residual's triangular solve against the
+    /// residual factor, r²·m multiply–adds, is the costliest part where r is large).
+    fn extend_points(
+        &self,
+        new: MatRef<'_, f64>,
+        strategy: Strategy,
+        diagnostics: bool,
+    ) -> Result<Extension> {
         validate::columns("new points", new, self.x.ncols())?;
         validate::finite("new points", new)?;
         let d = self.eigenvalues.len();
@@ -387,7 +406,7 @@ impl FittedKernelPca {
             let z_sq = row_sq_norms(z);
             let kz = kernel.block(z, &z_sq, self.x.view(), &self.x_sq, Par::Seq);
             let kzz: Vec<f64> = z_sq.iter().map(|&s| kernel.diag_value(s)).collect();
-            self.extend_block(kz.as_ref(), Some(&kzz), strategy)
+            self.extend_block(kz.as_ref(), Some(&kzz), strategy, diagnostics)
         })
     }
 
@@ -413,11 +432,12 @@ impl FittedKernelPca {
         kz: MatRef<'_, f64>,
         kzz: Option<&[f64]>,
         strategy: Strategy,
+        diagnostics: bool,
     ) -> Result<Extension> {
         let m = kz.nrows();
         let centring = self.params.centering.then_some(&self.means);
         let (mut y, mz) = self.projector.project(kz, centring);
-        let (residual, reconstruction_error) = match kzz {
+        let (residual, reconstruction_error) = match kzz.filter(|_| diagnostics) {
             None => (vec![f64::NAN; m], vec![f64::NAN; m]),
             Some(kzz) => {
                 let res = self.residual.residuals(kz, kzz);
@@ -481,7 +501,7 @@ impl OutOfSample for FittedKernelPca {
         if self.params.kernel == Kernel::Precomputed {
             return self.extend_kernel_rows(new, None);
         }
-        self.extend_points(new, Strategy::Projection)
+        self.extend_points(new, Strategy::Projection, true)
     }
 
     fn input_width(&self) -> usize {
@@ -630,11 +650,15 @@ impl Fitted for FittedKernelPca {
     fn extend_options(&self, new: MatRef<'_, f64>, opts: &ExtendOptions<'_>) -> Result<Extension> {
         self.check_options(opts)?;
         let strategy = opts.strategy.unwrap_or_default();
+        let diagnostics = !opts.coordinates_only;
         match (opts.kernel_diagonal, opts.extension) {
-            (Some(d), _) => self.extend_kernel_rows(new, Some(d)),
+            (Some(d), _) => self.kernel_rows(new, Some(d), diagnostics),
             (None, Some(ExtensionChoice::LowRank)) => self.extend_low_rank(new),
             (None, Some(ExtensionChoice::Auto { tolerance })) => self.extend_auto(new, tolerance),
-            (None, _) => self.extend_with(new, strategy),
+            (None, _) if self.params.kernel == Kernel::Precomputed => {
+                self.kernel_rows(new, None, diagnostics)
+            }
+            (None, _) => self.extend_points(new, strategy, diagnostics),
         }
     }
 

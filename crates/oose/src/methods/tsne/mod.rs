@@ -374,15 +374,17 @@ impl FittedTsne {
     }
 
     /// `interpolation` or `optimize` of the rows of `new`, from one neighbour search
-    /// (`near`, when the caller has searched with at least as many neighbours).
+    /// (`near`, when the caller has searched with at least as many neighbours); the
+    /// interpolation's reliability columns only with `diagnostics`.
     fn place(
         &self,
         new: MatRef<'_, f64>,
         strategy: Strategy,
         near: Option<&crate::neighbors::Neighbours>,
+        diagnostics: bool,
     ) -> Result<Extension> {
         let y = self.embedding.view();
-        let (nbrs, start) = self.interpolated(new, strategy, near)?;
+        let (nbrs, start) = self.interpolated(new, strategy, near, diagnostics)?;
         Ok(if strategy == Strategy::Optimize {
             let reference = self
                 .reference

@@ -344,14 +344,16 @@ impl FittedUmap {
     }
 
     /// `interpolation` or `optimize` of the rows of `new`, from one neighbour search
-    /// (`near`, when the caller has searched with at least as many neighbours).
+    /// (`near`, when the caller has searched with at least as many neighbours); the
+    /// interpolation's reliability columns only with `diagnostics`.
     fn place(
         &self,
         new: MatRef<'_, f64>,
         strategy: Strategy,
         near: Option<&Neighbours>,
+        diagnostics: bool,
     ) -> Result<Extension> {
-        let (nbrs, mut ext) = self.interpolated(new, strategy, near)?;
+        let (nbrs, mut ext) = self.interpolated(new, strategy, near, diagnostics)?;
         if strategy == Strategy::Optimize {
             self.optimize(new, &nbrs, &mut ext);
         }
