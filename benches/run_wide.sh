@@ -8,7 +8,9 @@
 # (novelty, residual). In the same run, the
 # peers on the same data in .venv-datafold (scripts/test creates it): pydiffmap
 # (scikit-learn's kNN, k = 25, oose's ε) and scikit-learn's KernelPCA (its gamma =
-# 1/oose's ε, 2 components). Prints medians and ratios peer/oose.
+# 1/oose's ε, 2 components). Prints medians and ratios peer/oose. Then kernel PCA's
+# transform in process (the Python package built in release into .venv-wide) with and
+# without diagnostics, against scikit-learn's KernelPCA.transform.
 . "$(dirname "$0")/common.sh"
 datafold_python
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
@@ -76,3 +78,5 @@ print(f"kernel PCA, eps auto ({kp_eps:.4g}): oose fit {kp_fit:.2f} s, extend {kp
       f"extend --diagnostics {kp_diag:.2f} s")
 print(f"Landmark MDS (max-min): oose fit {lm_fit:.2f} s (CLI)")
 PYEOF
+oose_env .venv-wide scikit-learn
+.venv-wide/bin/python benches/peers/kpca_transform.py "$tmp/train.npy" "$tmp/test.npy" "$tmp/kp.oose"
