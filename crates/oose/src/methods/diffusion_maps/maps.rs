@@ -189,18 +189,12 @@ impl FittedDiffusionMaps {
         density: Density,
         on_isolated: OnIsolated,
     ) -> Result<Extension> {
-        self.extended(new, density, on_isolated, true)
+        let e = self.core.extend_psi(new, density, on_isolated, true)?;
+        Ok(self.flavoured(e))
     }
 
-    /// [`FittedDiffusionMaps::extend_with`], with the residual only when `residual`.
-    fn extended(
-        &self,
-        new: MatRef<'_, f64>,
-        density: Density,
-        on_isolated: OnIsolated,
-        residual: bool,
-    ) -> Result<Extension> {
-        let mut e = self.core.extend_psi(new, density, on_isolated, residual)?;
+    /// The core's extension ψ̂ in the model's output flavour, with `relative_degree`.
+    fn flavoured(&self, mut e: Extension) -> Extension {
         e.coordinates = flavour(
             e.coordinates.as_ref(),
             &self.core.values,
@@ -209,7 +203,7 @@ impl FittedDiffusionMaps {
             self.params.t,
         );
         self.core.relative_degree(&mut e);
-        Ok(e)
+        e
     }
 
     /// The certified low-rank extension of the rows of `new` (maths §20, dense kernels
@@ -422,12 +416,13 @@ impl Fitted for FittedDiffusionMaps {
             _ => {}
         }
         let p = self.params();
-        self.extended(
+        let e = self.core.extend_psi(
             new,
             opts.density.unwrap_or(p.density),
             opts.on_isolated.unwrap_or(p.on_isolated),
             !opts.coordinates_only,
-        )
+        )?;
+        Ok(self.flavoured(e))
     }
 
     fn batch_coupled(&self, opts: &ExtendOptions<'_>) -> bool {
