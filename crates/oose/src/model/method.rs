@@ -178,12 +178,13 @@ pub struct ExtendOptions<'a> {
     pub alpha: Option<f64>,
     /// Exact or certified low-rank kernel rows (kernel PCA; default exact).
     pub extension: Option<crate::extend::ExtensionChoice>,
-    /// Only the coordinates are wanted (every model; default false): the diagnostics
-    /// that cost more than the coordinates (the novelty score's neighbour search, the
-    /// kernel models' residual, the neighbour embeddings' power function) are not
-    /// computed. The coordinates are bitwise those of the full extension; `residual`
-    /// and `reconstruction_error` are NaN and `extra` is empty. What the CLI's
-    /// `extend` without `--diagnostics` and Python's `transform` without
+    /// Only the coordinates are wanted (every model; default false): the novelty
+    /// score (its neighbour search) is left out, and so are kernel PCA's, kernel
+    /// interpolation's and dense diffusion maps' residual and the neighbour
+    /// embeddings' power function (what else a method computes beside its coordinates
+    /// costs little and is dropped). The coordinates are bitwise those of the full
+    /// extension; `residual` and `reconstruction_error` are NaN and `extra` is empty.
+    /// What the CLI's `extend` without `--diagnostics` and Python's `transform` without
     /// `return_diagnostics` ask for.
     pub coordinates_only: bool,
 }
