@@ -117,6 +117,7 @@ def test_interpolator_equals_cli(tmp_path, run):
     np.testing.assert_array_equal(ext[:, :2], values)
     np.testing.assert_array_equal(emb, f)
     assert np.isnan(power).all()  # conditionally positive definite: no power function
+    np.testing.assert_array_equal(est.predict(z), values)  # the values alone: the same
     # ||f_X||²_H per column, as `oose info` prints it for the CLI's model.
     line = next(l for l in run("info", model).splitlines() if l.startswith("norm_h_squared:"))
     cli_norms = [float(v) for v in line.split(": ", 1)[1].split(",")]
@@ -127,6 +128,22 @@ def test_interpolator_equals_cli(tmp_path, run):
     one = oose.KernelInterpolator(kernel="thin_plate").fit(x, f[:, 0])
     assert one.predict(z).shape == (40,)
     np.testing.assert_allclose(one.predict(z), values[:, 0], rtol=0, atol=1e-12)
+
+
+def test_predict_without_diagnostics_gives_the_same_values():
+    """A Gaussian interpolant has a power function; asked for the values alone, the
+    model computes neither it nor the novelty score, and the values are the same bits."""
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-1, 1, (300, 3))
+    f = np.column_stack([np.sin(x.sum(1)), x[:, 0] * x[:, 1]])
+    z = rng.uniform(-1.5, 1.5, (40, 3))
+    est = oose.KernelInterpolator(kernel="gaussian").fit(x, f)
+    values, power, diag = est.predict(z, return_power_function=True, return_diagnostics=True)
+    assert (power > 0).all() and np.isfinite(diag["novelty"]).all()
+    np.testing.assert_array_equal(est.predict(z), values)
+    coords, empty = est.model_.extend(z, diagnostics=False)
+    np.testing.assert_array_equal(coords, values)
+    assert empty == {}
 
 
 def test_proximity_input_equals_cli(tmp_path, run):

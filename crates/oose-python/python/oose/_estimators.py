@@ -895,7 +895,8 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         return_diagnostics : bool, default=False
             Also return the diagnostics dictionary (``power_function``, ``residual``,
             ``novelty``, …, and ``lowrank_bound`` with ``extension="low-rank"`` or
-            ``"auto"``), after the power function when both are asked for.
+            ``"auto"``), after the power function when both are asked for. Without
+            either only the values are computed (the same numbers, faster).
 
         Returns
         -------
@@ -903,7 +904,11 @@ class KernelInterpolator(RegressorMixin, OoseEstimator):
         power_function : ndarray of shape (n_samples,), only when asked for
         diagnostics : dict of ndarray, only when asked for
         """
-        values, diag = self._extend(X)
+        # Without either, the values alone are computed (the same numbers): no power
+        # function, no novelty search.
+        values, diag = self._extend(
+            X, diagnostics=return_power_function or return_diagnostics
+        )
         if self._y_1d:
             values = values[:, 0]
         out = (values,)
