@@ -34,6 +34,8 @@ pub mod model;
 pub mod neighbors;
 pub mod progress;
 pub mod rng;
+#[cfg(test)]
+mod testing;
 mod validate;
 
 pub use error::{Error, ModelError, Result};

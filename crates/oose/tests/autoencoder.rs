@@ -1,6 +1,7 @@
 //! Autoencoders (maths §16): the linear autoencoder is PCA (the seed's remark), the
 //! encoder is the extension, training is deterministic, and bad input is refused.
 
+mod common;
 use oose::faer::Mat;
 use oose::methods::autoencoder::{Activation, Autoencoder, Precision, VariationalAutoencoder};
 use oose::methods::OutOfSample;
@@ -167,13 +168,7 @@ fn extension_and_determinism(params: Autoencoder) {
     // Same seed: the same bits, on one thread or two.
     let bytes =
         |m: oose::methods::autoencoder::FittedAutoencoder| oose::model::Model::from(m).to_bytes();
-    let on = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| params.fit(x.as_ref()).unwrap())
-    };
+    let on = |threads: usize| common::on_threads(threads, || params.fit(x.as_ref()).unwrap());
     let reference = bytes(m.clone());
     assert_eq!(bytes(on(1)), reference);
     assert_eq!(bytes(on(2)), reference);

@@ -2,6 +2,7 @@
 //! both centring modes and both solvers; linear kernel PCA = PCA; Lanczos = dense;
 //! residual properties (maths §2–4).
 
+mod common;
 use oose::datasets::{s_curve, swiss_roll};
 use oose::faer::Mat;
 use oose::kernel::{Epsilon, Kernel};
@@ -516,20 +517,16 @@ fn precomputed_kernel_refuses_restricted_reconstruction_in_one_place() {
 fn low_rank_factor_has_the_same_bits_on_one_and_two_threads() {
     let x = Rng::new(21).normal_mat(1500, 12);
     let fit = |t: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build()
+        common::on_threads(t, || {
+            KernelPca {
+                n_components: 3,
+                kernel: Kernel::gaussian(400.0),
+                solver: Solver::LowRank,
+                ..Default::default()
+            }
+            .fit(x.as_ref())
             .unwrap()
-            .install(|| {
-                KernelPca {
-                    n_components: 3,
-                    kernel: Kernel::gaussian(400.0),
-                    solver: Solver::LowRank,
-                    ..Default::default()
-                }
-                .fit(x.as_ref())
-                .unwrap()
-            })
+        })
     };
     let (one, two) = (fit(1), fit(2));
     assert!(one.residual_rank() > 200, "rank {}", one.residual_rank());

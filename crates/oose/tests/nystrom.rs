@@ -3,6 +3,7 @@
 //! in-memory fit; its sums are the same bits on one thread and two; P-greedy landmarks
 //! beat random ones at equal r; refusals by name.
 
+mod common;
 use oose::faer::{Mat, MatRef, Par};
 use oose::kernel::{Epsilon, Kernel};
 use oose::linalg::eigen::Solver;
@@ -217,13 +218,7 @@ fn the_sums_are_the_same_bits_on_one_thread_and_two() {
         "{} rows a block",
         plan.chunk_rows()
     );
-    let sums = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| plan.sums(x.as_ref()).unwrap())
-    };
+    let sums = |threads| common::on_threads(threads, || plan.sums(x.as_ref()).unwrap());
     let one = sums(1);
     assert_eq!(one.to_bytes(), sums(2).to_bytes());
     // And they are the sums, against the kernel rows formed in one piece by

@@ -107,23 +107,19 @@ fn one_thread_and_two_give_the_same_bits() {
     use oose::neighbors::GraphMethod;
     let (x, _) = blobs(200, 4, 4);
     let fit = |threads, method, neighbors| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| {
-                let m = Tsne {
-                    perplexity: 10.0,
-                    max_iter: 300,
-                    method,
-                    neighbors,
-                    ..Default::default()
-                }
-                .fit(x.as_ref())
-                .unwrap();
-                let e = m.extend(x.as_ref().subrows(0, 5)).unwrap();
-                (m.embedding().to_owned(), e.coordinates)
-            })
+        common::on_threads(threads, || {
+            let m = Tsne {
+                perplexity: 10.0,
+                max_iter: 300,
+                method,
+                neighbors,
+                ..Default::default()
+            }
+            .fit(x.as_ref())
+            .unwrap();
+            let e = m.extend(x.as_ref().subrows(0, 5)).unwrap();
+            (m.embedding().to_owned(), e.coordinates)
+        })
     };
     for (method, neighbors) in [
         (TsneGradient::Auto, GraphMethod::Auto),

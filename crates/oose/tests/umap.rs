@@ -147,27 +147,23 @@ fn one_thread_and_two_give_the_same_bits() {
     // 1280 points: each of the SGD's 16 phases spans several parallel chunks of 32.
     let (x, _) = blobs(1300, 3, 4);
     let run = |threads, init, neighbors| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
+        common::on_threads(threads, || {
+            let m: Model = Umap {
+                init,
+                neighbors,
+                ..quick()
+            }
+            .fit(x.as_ref().subrows(0, 1280))
             .unwrap()
-            .install(|| {
-                let m: Model = Umap {
-                    init,
-                    neighbors,
-                    ..quick()
-                }
-                .fit(x.as_ref().subrows(0, 1280))
-                .unwrap()
-                .into();
-                let opts = ExtendOptions {
-                    strategy: Some(Strategy::Optimize),
-                    ..Default::default()
-                };
-                let z = x.as_ref().subrows(1280, 20);
-                let e = m.extend_options(z, &opts).unwrap();
-                (m.embedding().to_owned(), e.coordinates)
-            })
+            .into();
+            let opts = ExtendOptions {
+                strategy: Some(Strategy::Optimize),
+                ..Default::default()
+            };
+            let z = x.as_ref().subrows(1280, 20);
+            let e = m.extend_options(z, &opts).unwrap();
+            (m.embedding().to_owned(), e.coordinates)
+        })
     };
     for (init, neighbors) in [
         (UmapInit::Spectral, GraphMethod::Exact),

@@ -413,11 +413,7 @@ mod tests {
         let mut rng = Rng::new(3);
         let b: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
         let solve_with = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            crate::testing::on_threads(threads, || {
                 let mut x = b.clone();
                 chol.solve_in_place(&mut x, &mut [Vec::new(), Vec::new()]);
                 x

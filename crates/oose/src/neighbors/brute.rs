@@ -276,11 +276,7 @@ mod tests {
     fn a_self_search_has_the_same_bits_on_one_and_two_threads() {
         let x = Rng::new(3).normal_mat(1600, 12);
         let run = |t: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap()
-                .install(|| knn_brute(x.as_ref(), x.as_ref(), 15, true))
+            crate::testing::on_threads(t, || knn_brute(x.as_ref(), x.as_ref(), 15, true))
         };
         let (one, two) = (run(1), run(2));
         assert_eq!(one.0, two.0);

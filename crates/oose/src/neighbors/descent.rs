@@ -448,11 +448,7 @@ mod tests {
             assert!(a.windows(2).all(|p| p[0] <= p[1]));
             assert!(a[k - 1] >= e[k - 1] - 1e-12);
         }
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let again = one.install(|| knn_descent(x.as_ref(), k, &s));
+        let again = crate::testing::on_threads(1, || knn_descent(x.as_ref(), k, &s));
         assert_eq!(again.0, approx);
     }
 

@@ -557,13 +557,7 @@ mod tests {
         let x = Rng::new(9).normal_mat(1500, 3);
         let (idx, dist) = knn(x.as_ref(), x.as_ref(), 6, true);
         let g = Graph::from_knn(&idx, &dist);
-        let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| g.all_shortest_paths())
-        };
+        let run = |threads: usize| crate::testing::on_threads(threads, || g.all_shortest_paths());
         let one = run(1);
         for threads in [2, 3, 4] {
             for _ in 0..3 {

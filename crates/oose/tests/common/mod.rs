@@ -83,3 +83,12 @@ pub fn refused_param(e: &oose::error::Error) -> &'static str {
         other => panic!("not a parameter error: {other:?}"),
     }
 }
+
+/// `f` run on a pool of `threads` threads (thread-count independence tests).
+pub fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool")
+        .install(f)
+}

@@ -16,11 +16,7 @@ fn a_decoded_score_forms_its_directions_before_the_rows_go_parallel() {
     assert!(fitted.directions.is_some());
     let decoded: Novelty = postcard::from_bytes(&postcard::to_allocvec(&fitted).unwrap()).unwrap();
     assert!(!decoded.directions.as_ref().unwrap().formed());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(8)
-        .build()
-        .unwrap();
-    let got = pool.install(|| decoded.score(z.as_ref(), None)).unwrap();
+    let got = crate::testing::on_threads(8, || decoded.score(z.as_ref(), None)).unwrap();
     assert_eq!(got, fitted.score(z.as_ref(), None).unwrap());
     assert!(decoded.directions.as_ref().unwrap().formed());
 }

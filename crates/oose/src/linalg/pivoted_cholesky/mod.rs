@@ -533,13 +533,7 @@ mod tests {
     fn panel_factor_has_the_same_bits_on_one_and_two_threads() {
         let g = Rng::new(12).normal_mat(400, 300);
         let k = &g * g.transpose();
-        let run = |t: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap()
-                .install(|| pivoted_cholesky(k.as_ref(), 1e-12))
-        };
+        let run = |t: usize| crate::testing::on_threads(t, || pivoted_cholesky(k.as_ref(), 1e-12));
         let (one, two) = (run(1), run(2));
         assert_eq!(one.rank(), 300);
         assert_eq!(one, two);
@@ -598,11 +592,9 @@ mod tests {
         let k = &g * g.transpose();
         let diag: Vec<f64> = (0..400).map(|i| k[(i, i)]).collect();
         let run = |t: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap()
-                .install(|| factorize_blocks(diag.clone(), 1e-12, 400, copy_columns(&k)))
+            crate::testing::on_threads(t, || {
+                factorize_blocks(diag.clone(), 1e-12, 400, copy_columns(&k))
+            })
         };
         let (one, two) = (run(1), run(2));
         assert_eq!(one.chol.rank(), 300);

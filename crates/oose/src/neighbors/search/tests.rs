@@ -197,13 +197,8 @@ fn the_index_is_the_same_on_one_thread_and_two() {
     let mut rng = Rng::new(17);
     let x = Mat::from_fn(5000, 20, |i, _| (i % 7) as f64 + rng.normal());
     let (graph, _) = knn_brute(x.as_ref(), x.as_ref(), 10, true);
-    let on = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| GraphIndex::new(x.as_ref(), &graph, 2))
-    };
+    let on =
+        |threads| crate::testing::on_threads(threads, || GraphIndex::new(x.as_ref(), &graph, 2));
     let (one, two) = (on(1), on(2));
     assert_eq!(one, two);
     let rows: Vec<f64> = (0..5000 * 20).map(|t| x[(t / 20, t % 20)]).collect();
