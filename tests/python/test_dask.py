@@ -110,3 +110,17 @@ def test_empty_and_unknown_size_blocks():
     assert np.abs(chunked.embedding_ - local.embedding_).max() <= 1e-12 * np.abs(local.embedding_).max()
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         oose.dask.fit_kernel_pca(oose.KernelPCA(n_components=2, n_landmarks=60), filtered)
+
+
+def test_the_novelty_warning_points_at_the_callers_line():
+    import warnings
+
+    est = oose.KernelPCA(n_components=2).fit(oose.datasets.swiss_roll(40, random_state=0))
+    z = da.from_array(oose.datasets.swiss_roll(10, random_state=1), chunks=(5, 3))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        oose.dask.transform(est, z, return_diagnostics=True)
+    novelty = [m for m in w if issubclass(m.category, oose.NoveltyWarning)]
+    assert novelty and all(m.filename == __file__ for m in novelty), [
+        (m.filename, m.lineno) for m in w
+    ]

@@ -95,3 +95,43 @@ def test_a_level_too_few_training_points_cannot_reach_is_a_novelty_warning(split
     sc = oose.SpectralClustering(n_clusters=2).fit(train[:80])
     with pytest.warns(oose.NoveltyWarning):
         sc.predict(train[80:82], return_diagnostics=True)
+
+
+def _warned_here(category, call):
+    """The warnings of ``category`` that ``call()`` gives, each with the file it is
+    attributed to."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        call()
+    return [(str(m.message)[:40], m.filename) for m in w if issubclass(m.category, category)]
+
+
+def test_warnings_point_at_the_callers_line(split):
+    # A warning is attributed to the line of the user's code that called oose, not to
+    # oose's own frames or scikit-learn's output wrapper around transform, whatever
+    # the path (transform, predict, fit, fit_transform, a pipeline).
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    train, _, _ = split
+    small = train[:40]
+    far = np.full((1, train.shape[1]), 1e3)
+    iso = oose.Isomap(n_neighbors=10).fit(small)
+    sc = oose.SpectralClustering(n_clusters=2).fit(small)
+    cases = {
+        "transform": (oose.NoveltyWarning, lambda: iso.transform(far, return_diagnostics=True)),
+        "predict": (oose.NoveltyWarning, lambda: sc.predict(train[40:42], return_diagnostics=True)),
+        "fit": (oose.FitWarning, lambda: oose.Isomap(n_neighbors=60).fit(small)),
+        "fit_transform": (oose.FitWarning, lambda: oose.UMAP(n_neighbors=60, n_epochs=20).fit_transform(small)),
+        "tsne fit": (oose.FitWarning, lambda: oose.TSNE(perplexity=50, max_iter=250).fit(small)),
+        "pipeline": (
+            oose.FitWarning,
+            lambda: make_pipeline(StandardScaler(), oose.Isomap(n_neighbors=60)).fit(small),
+        ),
+    }
+    for name, (category, call) in cases.items():
+        got = _warned_here(category, call)
+        assert got, name
+        assert all(f == __file__ for _, f in got), (name, got)

@@ -10,6 +10,7 @@ import math
 import numbers
 import os
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -37,6 +38,23 @@ class NoveltyWarning(UserWarning):
     """``is_novel`` cannot be set at the level asked: ``alpha`` is below the smallest
     novelty p-value, 1 / (N + 1) for N training points (at the default 0.01, fewer than
     99). The warning names the smallest level that can be reached."""
+
+
+#: Folders whose frames a warning is not attributed to: this package's, and
+#: scikit-learn's (its output wrapper around ``transform``, pipelines, meta-estimators).
+_INTERNAL = tuple(
+    os.path.dirname(m.__file__) + os.sep for m in (__import__("oose"), __import__("sklearn"))
+)
+
+
+def _warn(message: str, category: type[Warning]) -> None:
+    """Gives a warning attributed to the line of the user's code that called into oose:
+    the first frame outside oose and scikit-learn (a fixed ``stacklevel`` points at
+    whichever wrapper happens to sit above oose's own frames)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _load_model(path) -> "_oose.Model":
@@ -276,7 +294,7 @@ class OoseEstimator(BaseEstimator):
             **inputs,
         )
         for message in model.fit_warnings():
-            warnings.warn(f"{type(self).__name__}: {message}", FitWarning, stacklevel=3)
+            _warn(f"{type(self).__name__}: {message}", FitWarning)
         return model
 
     def _annotations(self, seed) -> dict:
@@ -567,7 +585,7 @@ class OoseTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         (None: the model's): too few training points for it."""
         note = self.model_.unreachable_level(alpha)
         if note is not None:
-            warnings.warn(f"{type(self).__name__}: {note}", NoveltyWarning, stacklevel=4)
+            _warn(f"{type(self).__name__}: {note}", NoveltyWarning)
 
     def fit_transform(self, X, y=None):
         """Fits and returns the training embedding (one row per row of ``X``; rows left
