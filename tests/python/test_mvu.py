@@ -34,6 +34,26 @@ def test_unsolved_and_disconnected_raise_with_the_reason():
         oose.MaximumVarianceUnfolding(n_neighbors=3).fit(two)
 
 
+def test_a_stalled_solve_names_the_tolerance_that_accepts_it():
+    # The 200-point S-curve with k = 5 stalls near 1e-6 (nearly dependent edges, maths
+    # §15): the error says more iterations do not help and names a tol; that tol fits.
+    import re
+    import warnings
+
+    X = oose.datasets.s_curve(450, random_state=0)[:200]
+    with pytest.raises(ValueError, match="stalled, so more iterations do not help") as e:
+        oose.MaximumVarianceUnfolding(n_neighbors=5).fit(X)
+    tol = float(re.search(r"tol = ([0-9.e+-]+) or more accepts", str(e.value)).group(1))
+    assert 1e-8 < tol <= 1e-4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", oose.FitWarning)
+        est = oose.MaximumVarianceUnfolding(n_neighbors=5, tol=tol).fit(X)
+    assert est.sdp_status_ in ("solved", "almost-solved")
+    # Running out of iterations still says to raise max_iter.
+    with pytest.raises(ValueError, match="raise max_iter, or tol to"):
+        oose.MaximumVarianceUnfolding(max_iter=3).fit(oose.datasets.swiss_roll(60, random_state=0))
+
+
 def test_landmarks_take_more_points_than_exact_mvu():
     X = oose.datasets.swiss_roll(1400, random_state=0)
     with pytest.raises(ValueError, match="n_landmarks"):

@@ -74,13 +74,27 @@ pub(super) fn refuse_unsolved(s: &SdpSolution, max_iter: usize, tol: f64) -> Res
     if matches!(s.status, SdpStatus::Solved | SdpStatus::AlmostSolved) {
         return Ok(());
     }
+    // The tolerance that accepts an iterate this accurate: its worst measure, rounded up
+    // to a power of ten (the fit then warns with the objective gap, which can be larger).
+    let worst = s.primal_infeasibility.max(s.dual_infeasibility).max(s.gap);
+    let accepts = 10f64.powf(worst.log10().ceil());
+    let remedy = if s.status == SdpStatus::Stalled {
+        // More iterations do not help a stall (nearly dependent edge constraints, maths
+        // §15): more neighbours make the neighbourhoods rigid, a larger tol accepts it.
+        format!(
+            "the steps stalled, so more iterations do not help; tol = {accepts:.0e} or more \
+             accepts a K this accurate (with a warning giving its objective gap), or use \
+             more neighbours"
+        )
+    } else {
+        format!("raise max_iter, or tol to {accepts:.0e} or more, or use more neighbours")
+    };
     Err(Error::Unsolved {
         what: "maximum variance unfolding's semidefinite program",
         status: s.status.name(),
         detail: format!(
             "after {} of at most {max_iter} iterations: primal infeasibility {:.1e}, dual \
-             infeasibility {:.1e}, relative gap {:.1e} (tolerance {tol:.0e}); raise max_iter \
-             or tol, or use more neighbours",
+             infeasibility {:.1e}, relative gap {:.1e} (tolerance {tol:.0e}); {remedy}",
             s.iterations, s.primal_infeasibility, s.dual_infeasibility, s.gap
         ),
     })
