@@ -458,3 +458,44 @@ fn plot_draws_png_and_svg_coloured_by_a_named_diagnostic() {
     );
     assert!(!std::path::Path::new(&gif).exists());
 }
+
+/// The README's command-line session runs as written, line by line in one directory,
+/// and writes what it says: the training embedding and the new points' coordinates with
+/// their diagnostics.
+#[test]
+fn readme_command_line_session_runs_as_written() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let after = &readme[readme
+        .find("\n## Command line")
+        .expect("a Command line section")..];
+    let block = &after[after.find("```bash\n").expect("a bash block") + 8..];
+    let block = &block[..block.find("```").expect("the block's end")];
+    let d = dir("readme");
+    let mut ran = 0;
+    for line in block.lines() {
+        let command = line.split(" #").next().unwrap().trim();
+        if command.is_empty() {
+            continue;
+        }
+        let words: Vec<&str> = command.split_whitespace().collect();
+        assert_eq!(words[0], "oose", "{line}");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_oose"))
+            .args(&words[1..])
+            .current_dir(&*d)
+            .output()
+            .expect("run oose");
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert_eq!(ran, 6);
+    let lines = |f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    assert_eq!(lines("emb.csv").lines().count(), 2001);
+    let new = lines("new-emb.csv");
+    assert_eq!(new.lines().count(), 201);
+    assert!(new.starts_with("c1,c2,residual,reconstruction_error,novelty,novelty_pvalue,is_novel"));
+}
