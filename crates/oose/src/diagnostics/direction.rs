@@ -158,6 +158,13 @@ impl Directions {
         self.candidates
     }
 
+    /// The same with `candidates` changed (a decoded file can say anything).
+    #[cfg(test)]
+    pub(crate) fn with_candidates(mut self, candidates: usize) -> Directions {
+        self.candidates = candidates;
+        self
+    }
+
     /// Training points scored against.
     pub(crate) fn len(&self) -> usize {
         self.spread.len()

@@ -125,7 +125,8 @@ pub(crate) struct Query<'a> {
 }
 
 impl<'a> Query<'a> {
-    /// A search that does not stop on a request.
+    /// A search that does not stop on a request. Asked for more neighbours than there
+    /// are points, it lists every point (k is lowered to N before anything is sized by it).
     pub(crate) fn new(
         queries: MatRef<'a, f64>,
         points: MatRef<'a, f64>,
@@ -135,7 +136,7 @@ impl<'a> Query<'a> {
         Query {
             queries,
             points,
-            k,
+            k: k.min(points.nrows()),
             exclude_self,
             stoppable: false,
         }
@@ -494,6 +495,22 @@ mod tests {
                 assert_eq!(idx[i][t], all[t].1);
                 assert!((dist[i][t] - all[t].0).abs() < 1e-12);
             }
+        }
+    }
+
+    #[test]
+    fn more_neighbours_than_points_lists_every_point() {
+        // k is at most the number of points, however large it is asked (a corrupt
+        // model file once asked for 10¹² and the search tried to allocate for them).
+        let x = Rng::new(3).normal_mat(40, 20);
+        let q = Rng::new(4).normal_mat(3, 20);
+        for dim in [20, 3] {
+            let (p, q) = (x.subcols(0, dim), q.subcols(0, dim));
+            let (all, _) = knn(q, p, 40, false);
+            assert_eq!(knn(q, p, 1 << 40, false).0, all, "dim {dim}");
+            assert!(all.iter().all(|r| r.len() == 40));
+            let (own, _) = knn(p, p, 1 << 40, true);
+            assert!(own.iter().all(|r| r.len() == 39), "dim {dim}");
         }
     }
 

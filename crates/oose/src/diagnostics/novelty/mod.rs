@@ -439,6 +439,7 @@ impl Novelty {
             && self.directions.as_ref().is_none_or(|d| {
                 self.reference == Reference::Points
                     && d.candidates() >= self.k
+                    && d.candidates() < n
                     && d.len() == n
                     && d.width() == self.points.ncols()
             })

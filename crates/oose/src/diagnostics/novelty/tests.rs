@@ -88,6 +88,20 @@ fn a_narrower_graph_searches_as_many_candidates_as_it_has() {
 }
 
 #[test]
+fn a_decoded_score_with_more_candidates_than_points_is_inconsistent() {
+    // A model file edited to ask each new row for 10¹² direction candidates among 150
+    // training points: refused at load (it once tried to allocate 8 TB and aborted).
+    let x = three_d_clusters(150, 3, 2).points;
+    let fitted = Novelty::fit(x.as_ref()).unwrap();
+    assert!(fitted.is_consistent());
+    for (c, ok) in [(149, true), (150, false), (1 << 40, false)] {
+        let mut edited = fitted.clone();
+        edited.directions = edited.directions.map(|d| d.with_candidates(c));
+        assert_eq!(edited.is_consistent(), ok, "{c} candidates");
+    }
+}
+
+#[test]
 fn distance_rows_score_like_points() {
     let x = three_d_clusters(120, 3, 5).points;
     let z = three_d_clusters(40, 2, 6).points;
