@@ -23,7 +23,7 @@ use oose::faer::Mat;
 use oose::methods::mds::Proximity;
 use oose::methods::OutOfSample;
 use oose::model::params::{Value, Values};
-use oose::model::{Input, InputKinds, Model, METHODS};
+use oose::model::{ExtendOptions, Input, InputKinds, Model, METHODS};
 use oose::rng::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -336,10 +336,39 @@ fn use_model(model: &Model, label: &str, rng: &mut Rng) -> Outcome {
         _ => 3.0 * rng.normal(),
     });
     let nan_ok = nan_rows_requested(model);
-    let mut outcomes = vec![model.extend(z.as_ref())];
+    let full = model.extend(z.as_ref());
+    // Only the coordinates: the full extension's bits, or its error.
+    let alone = model.extend_options(
+        z.as_ref(),
+        &ExtendOptions {
+            coordinates_only: true,
+            ..Default::default()
+        },
+    );
+    match (&full, &alone) {
+        (Ok(f), Ok(a)) if !same_bits(&f.coordinates, &a.coordinates) => {
+            return Outcome::Failed(format!(
+                "{label}: the coordinates alone differ from the full extension's"
+            ));
+        }
+        (Ok(_), Err(e)) | (Err(e), Ok(_)) => {
+            return Outcome::Failed(format!(
+                "{label}: only one of the full and the coordinates-only extension failed: {e}"
+            ));
+        }
+        _ => {}
+    }
+    let mut outcomes = vec![full];
     if model.fitted().inner_product().is_some() {
         outcomes.push(model.extend_with(z.as_ref(), oose::extend::Strategy::Restricted));
         let _ = model.extend_joint(z.as_ref(), None);
+    }
+    let optimize = ExtendOptions {
+        strategy: Some(oose::extend::Strategy::Optimize),
+        ..Default::default()
+    };
+    if model.check_options(&optimize).is_ok() {
+        outcomes.push(model.extend_options(z.as_ref(), &optimize));
     }
     for e in outcomes.into_iter().flatten() {
         if !nan_ok && e.coordinates.as_ref().has_nan() {
@@ -350,6 +379,13 @@ fn use_model(model: &Model, label: &str, rng: &mut Rng) -> Outcome {
         }
     }
     Outcome::Accepted
+}
+
+/// Whether two matrices have the same shape and the same bits.
+fn same_bits(a: &Mat<f64>, b: &Mat<f64>) -> bool {
+    a.shape() == b.shape()
+        && (0..a.nrows())
+            .all(|i| (0..a.ncols()).all(|j| a[(i, j)].to_bits() == b[(i, j)].to_bits()))
 }
 
 fn npy_case(seed: u64) -> Outcome {
