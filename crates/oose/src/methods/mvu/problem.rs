@@ -75,19 +75,26 @@ pub(super) fn refuse_unsolved(s: &SdpSolution, max_iter: usize, tol: f64) -> Res
         return Ok(());
     }
     // The tolerance that accepts an iterate this accurate: its worst measure, rounded up
-    // to a power of ten (the fit then warns with the objective gap, which can be larger).
+    // to a power of ten (the fit then warns with the objective gap, which can be larger);
+    // none where that is not a valid tol, below 1.
     let worst = s.primal_infeasibility.max(s.dual_infeasibility).max(s.gap);
     let accepts = 10f64.powf(worst.log10().ceil());
-    let remedy = if s.status == SdpStatus::Stalled {
+    let tol_hint = (accepts > 0.0 && accepts < 1.0).then_some(accepts);
+    let remedy = match (s.status, tol_hint) {
         // More iterations do not help a stall (nearly dependent edge constraints, maths
         // §15): more neighbours make the neighbourhoods rigid, a larger tol accepts it.
-        format!(
-            "the steps stalled, so more iterations do not help; tol = {accepts:.0e} or more \
+        (SdpStatus::Stalled, Some(t)) => format!(
+            "the steps stalled, so more iterations do not help; tol = {t:.0e} or more \
              accepts a K this accurate (with a warning giving its objective gap), or use \
              more neighbours"
-        )
-    } else {
-        format!("raise max_iter, or tol to {accepts:.0e} or more, or use more neighbours")
+        ),
+        (SdpStatus::Stalled, None) => {
+            "the steps stalled, so more iterations do not help; use more neighbours".into()
+        }
+        (_, Some(t)) => {
+            format!("raise max_iter, or tol to {t:.0e} or more, or use more neighbours")
+        }
+        (_, None) => "raise max_iter, or use more neighbours".into(),
     };
     Err(Error::Unsolved {
         what: "maximum variance unfolding's semidefinite program",
