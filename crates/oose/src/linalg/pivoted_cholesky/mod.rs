@@ -554,6 +554,15 @@ mod tests {
         let bad = postcard::to_allocvec(&(&c.pivots, vec![1.0; 20], c.max_remaining)).unwrap();
         let e = postcard::from_bytes::<PivotedCholesky>(&bad).unwrap_err();
         assert!(matches!(e, postcard::Error::SerdeDeCustom), "{e:?}");
+        // A count whose double overflows (an edited file): an error too.
+        for count in [usize::MAX / 2 + 2, usize::MAX] {
+            let huge = postcard::to_allocvec(&(Vec::<usize>::new(), count)).unwrap();
+            let e = postcard::from_bytes::<PivotedCholesky>(&huge).unwrap_err();
+            assert!(
+                matches!(e, postcard::Error::SerdeDeCustom),
+                "{count}: {e:?}"
+            );
+        }
     }
 
     fn copy_columns(k: &Mat<f64>) -> impl FnMut(&[usize], MatMut<'_, f64>) + '_ {

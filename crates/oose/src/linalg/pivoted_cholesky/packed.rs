@@ -73,6 +73,8 @@ impl<'de> Visitor<'de> for Square {
         // touched until written): the upper triangle, which stays zero, mostly never
         // is, and a length the payload cannot hold fails at its end having touched
         // little more than what was read. A 10000 × 10000 factor read 0.68 → 0.5 s.
+        // The size is first asked for fallibly (`vec!` would abort where it does not
+        // fit); that reservation touches no page and is handed back at once.
         let mut l: Vec<f64> = Vec::new();
         l.try_reserve_exact(r * r).map_err(|_| {
             A::Error::custom(format!(
