@@ -355,3 +355,34 @@ fn solved_means_the_objectives_agree_to_tol() {
         }
     }
 }
+
+#[test]
+fn landmark_mvu_reaches_the_optimum_two_independent_solvers_find() {
+    // 120 S-curve points, 30 landmarks, k = 5: the reconstruction Q's sparse system is
+    // factored simplicially by faer with its columns out of postorder. Before
+    // 2026-11-29 its solve split that tree into ranges that were not subtrees (Q's rows
+    // summed to 151 instead of 1) and the interior-point method stalled on the wrong
+    // program. The optimum tr K of the right program, from Clarabel 0.11 and SCS 3
+    // (eps 1e-9) through cvxpy on an independent implementation
+    // (`benches/peers/lmvu_cvxpy.py`): 834.7820348 and 834.7820434.
+    let x = oose::datasets::s_curve(120, 0.0, 1).points;
+    let m = MaximumVarianceUnfolding {
+        n_neighbors: 5,
+        n_landmarks: Some(30),
+        ..Default::default()
+    }
+    .fit(x.as_ref())
+    .unwrap();
+    let (status, _, _, _, _) = m.solver_report();
+    assert!(
+        matches!(status, SdpStatus::Solved | SdpStatus::AlmostSolved),
+        "{status:?}"
+    );
+    let optimum = 834.78204;
+    assert!(
+        (m.objective() - optimum).abs() < 1e-6 * optimum,
+        "tr K {} against {optimum}",
+        m.objective()
+    );
+    assert!(m.max_violation() <= 1e-6, "{}", m.max_violation());
+}
