@@ -5,7 +5,7 @@ through cvxpy: the reference optimum of the test
     python lmvu_cvxpy.py POINTS.npy M [K]
 
 POINTS.npy: e.g. `oose.datasets.s_curve(120, random_state=1)` saved with numpy.save.
-Same construction as oose: the symmetric kNN graph (an edge when either end chose the
+Same construction as oose: the symmetric kNN graph of `mvu_cvxpy.graph` (an edge when either end chose the
 other), barycentric weights with the regularisation 1e-3·tr(G), landmarks by
 farthest-point sampling from the point farthest from the mean, Q = [I; −Φᵤᵤ⁻¹Φᵤₗ],
 squared edge lengths divided by their mean; maximise tr(Q L Qᵀ) over L ⪰ 0 with
@@ -16,16 +16,14 @@ import sys
 
 import cvxpy as cp
 import numpy as np
-from scipy.spatial.distance import cdist
+from mvu_cvxpy import graph, neighbours
 
 x = np.load(sys.argv[1])
 m = int(sys.argv[2])
 k = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 n = len(x)
-dist = cdist(x, x)
-np.fill_diagonal(dist, np.inf)
-nbrs = np.argsort(dist, axis=1)[:, :k]
-edges = sorted({(min(i, j), max(i, j)) for i in range(n) for j in nbrs[i]})
+edges, sq = graph(x, k)
+nbrs = neighbours(sq, k)
 w = np.zeros((n, n))
 for i in range(n):
     z = x[nbrs[i]] - x[i]
@@ -45,7 +43,7 @@ free = [i for i in range(n) if i not in set(landmarks)]
 q = np.zeros((n, m))
 q[landmarks, range(m)] = 1.0
 q[free] = -np.linalg.solve(phi[np.ix_(free, free)], phi[np.ix_(free, landmarks)])
-d2 = np.array([dist[i, j] ** 2 for i, j in edges])
+d2 = sq[edges[:, 0], edges[:, 1]]
 scale = d2.mean()
 # Centring: Σ K = vᵀLv = 0 with v = Qᵀ1, so L = V Y Vᵀ with V a basis of v^⊥ and
 # G = Q V (the same reduction as oose's; without it Clarabel ends "inaccurate").

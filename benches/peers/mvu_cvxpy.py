@@ -8,12 +8,17 @@ import cvxpy as cp
 import numpy as np
 
 
+def neighbours(d2, k):
+    """Each point's k nearest others (rows of indices), from the squared distances."""
+    masked = d2.copy()
+    np.fill_diagonal(masked, np.inf)
+    return np.argsort(masked, axis=1, kind="stable")[:, :k]
+
+
 def graph(X, k):
     """Edges (i < j) of the symmetric k-nearest-neighbour graph and squared distances."""
     d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
-    masked = d2.copy()
-    np.fill_diagonal(masked, np.inf)
-    nn = np.argsort(masked, axis=1, kind="stable")[:, :k]
+    nn = neighbours(d2, k)
     edges = sorted({(min(i, j), max(i, j)) for i in range(len(X)) for j in nn[i]})
     return np.array(edges), d2
 

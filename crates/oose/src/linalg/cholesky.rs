@@ -258,6 +258,48 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     (s[0] + s[1]) + (s[2] + s[3]) + tail
 }
 
+/// The supernodes' elimination tree: each one's parent (the supernode holding the
+/// first row below its diagonal block; it comes after its children), and the
+/// lowest-numbered node and the number of nodes of its subtree.
+struct Tree {
+    parent: Vec<Option<usize>>,
+    first: Vec<usize>,
+    count: Vec<usize>,
+}
+
+impl Tree {
+    fn new(nodes: &[Supernode], rows: &[usize], n: usize) -> Tree {
+        let ns = nodes.len();
+        let mut of = vec![0usize; n];
+        for (s, node) in nodes.iter().enumerate() {
+            of[node.cols.clone()].fill(s);
+        }
+        let parent: Vec<Option<usize>> = nodes
+            .iter()
+            .map(|node| rows[node.rows.clone()].iter().min().map(|&r| of[r]))
+            .collect();
+        let mut first: Vec<usize> = (0..ns).collect();
+        let mut count = vec![1usize; ns];
+        for s in 0..ns {
+            if let Some(p) = parent[s] {
+                assert!(p > s, "supernodes out of topological order");
+                first[p] = first[p].min(first[s]);
+                count[p] += count[s];
+            }
+        }
+        Tree {
+            parent,
+            first,
+            count,
+        }
+    }
+
+    /// Whether the subtree of `s` is the range first[s]..=s (as many nodes as it holds).
+    fn is_range(&self, s: usize) -> bool {
+        self.count[s] == s + 1 - self.first[s]
+    }
+}
+
 /// Splits the supernodal elimination tree: subtrees for two bins and the supernodes
 /// above them. Starting from the roots, the subtree with the most values is replaced by
 /// its children (its root going to the top) until the top alone outweighs the best
@@ -274,40 +316,24 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// residual of 4e-2, maths §15.)
 fn split(nodes: &[Supernode], rows: &[usize], n: usize) -> ([Vec<Range<usize>>; 2], Vec<usize>) {
     let ns = nodes.len();
-    let mut of = vec![0usize; n];
-    for (s, node) in nodes.iter().enumerate() {
-        of[node.cols.clone()].fill(s);
-    }
-    // Parent: the supernode holding the first row below the diagonal block.
-    let parent: Vec<Option<usize>> = nodes
-        .iter()
-        .map(|node| rows[node.rows.clone()].iter().min().map(|&r| of[r]))
-        .collect();
+    let tree = Tree::new(nodes, rows, n);
     // Values of each supernode, then of each subtree.
     let own: Vec<usize> = nodes
         .iter()
         .map(|node| node.cols.len() * (node.cols.len() + node.rows.len()))
         .collect();
     let mut size = own.clone();
-    let mut first: Vec<usize> = (0..ns).collect();
-    let mut count = vec![1usize; ns];
     let mut children = vec![Vec::new(); ns];
     let mut roots = Vec::new();
     for s in 0..ns {
-        match parent[s] {
+        match tree.parent[s] {
             Some(p) => {
-                // A parent comes after its children (an elimination tree's order).
-                assert!(p > s, "supernodes out of topological order");
                 size[p] += size[s];
-                first[p] = first[p].min(first[s]);
-                count[p] += count[s];
                 children[p].push(s);
             }
             None => roots.push(s),
         }
     }
-    // Whether the subtree of s is the range first[s]..=s (as many nodes as it holds).
-    let whole = |s: usize| count[s] == s + 1 - first[s];
     let fill = |frontier: &[usize]| {
         let mut f = frontier.to_vec();
         f.sort_by_key(|&s| (std::cmp::Reverse(size[s]), s));
@@ -320,20 +346,33 @@ fn split(nodes: &[Supernode], rows: &[usize], n: usize) -> ([Vec<Range<usize>>; 
         }
         (bins, load[0].max(load[1]))
     };
-    // Subtrees that are not ranges give their roots to the top and their children to
-    // the frontier, until every subtree there is a range (a leaf is one).
-    let open = |frontier: &mut Vec<usize>, top: &mut Vec<usize>, top_size: &mut usize| {
-        while let Some(at) = frontier.iter().position(|&s| !whole(s)) {
-            let s = frontier.swap_remove(at);
-            frontier.extend(&children[s]);
-            top.push(s);
-            *top_size += own[s];
-        }
-    };
-    let mut frontier = roots;
+    // Root s goes to the top and its subtrees to the frontier; one that is not a range
+    // (a leaf always is) gives its root to the top in turn.
+    let expand =
+        |s: usize, frontier: &mut Vec<usize>, top: &mut Vec<usize>, top_size: &mut usize| {
+            let mut open = vec![s];
+            while let Some(s) = open.pop() {
+                top.push(s);
+                *top_size += own[s];
+                for &c in &children[s] {
+                    if tree.is_range(c) {
+                        frontier.push(c);
+                    } else {
+                        open.push(c);
+                    }
+                }
+            }
+        };
+    let mut frontier = Vec::new();
     let mut top = Vec::new();
     let mut top_size = 0usize;
-    open(&mut frontier, &mut top, &mut top_size);
+    for r in roots {
+        if tree.is_range(r) {
+            frontier.push(r);
+        } else {
+            expand(r, &mut frontier, &mut top, &mut top_size);
+        }
+    }
     let mut best = (top_size + fill(&frontier).1, top.clone(), frontier.clone());
     // Once the top alone costs as much as the best split, no later split is better.
     while top_size < best.0 {
@@ -344,10 +383,7 @@ fn split(nodes: &[Supernode], rows: &[usize], n: usize) -> ([Vec<Range<usize>>; 
             break;
         }
         frontier.retain(|&s| s != big);
-        frontier.extend(&children[big]);
-        top.push(big);
-        top_size += own[big];
-        open(&mut frontier, &mut top, &mut top_size);
+        expand(big, &mut frontier, &mut top, &mut top_size);
         let cost = top_size + fill(&frontier).1;
         if cost < best.0 {
             best = (cost, top.clone(), frontier.clone());
@@ -357,7 +393,7 @@ fn split(nodes: &[Supernode], rows: &[usize], n: usize) -> ([Vec<Range<usize>>; 
     top.sort_unstable();
     let (bins, _) = fill(&frontier);
     let ranges = |b: &Vec<usize>| {
-        let mut r: Vec<Range<usize>> = b.iter().map(|&s| first[s]..s + 1).collect();
+        let mut r: Vec<Range<usize>> = b.iter().map(|&s| tree.first[s]..s + 1).collect();
         r.sort_by_key(|r| r.start);
         r
     };
@@ -505,23 +541,10 @@ mod tests {
         a
     }
 
-    /// Whether the factor's nodes are numbered in postorder (each subtree a range),
-    /// derived here from the nodes and rows alone.
+    /// Whether the factor's nodes are numbered in postorder (every subtree a range).
     fn in_postorder(chol: &Cholesky) -> bool {
-        let ns = chol.nodes.len();
-        let mut of = vec![0; chol.perm.len()];
-        for (s, node) in chol.nodes.iter().enumerate() {
-            of[node.cols.clone()].fill(s);
-        }
-        let (mut lowest, mut held) = ((0..ns).collect::<Vec<_>>(), vec![1; ns]);
-        for s in 0..ns {
-            if let Some(&r) = chol.rows[chol.nodes[s].rows.clone()].iter().min() {
-                let p = of[r];
-                lowest[p] = lowest[p].min(lowest[s]);
-                held[p] += held[s];
-            }
-        }
-        (0..ns).all(|s| held[s] == s + 1 - lowest[s])
+        let tree = Tree::new(&chol.nodes, &chol.rows, chol.perm.len());
+        (0..chol.nodes.len()).all(|s| tree.is_range(s))
     }
 
     /// faer's simplicial factor need not number its columns in postorder; the solve must
