@@ -86,30 +86,31 @@ fn prefetch(row: &[f64]) {
     }
 }
 
-/// Which training points one search has measured: those whose stamp is this search's
-/// round (one allocation for many searches).
-struct Visits {
-    stamp: Vec<u32>,
-    round: u32,
-}
+/// Searches walked together by one thread ([`GraphIndex::search`]): while the rows one
+/// walk asked for are on their way from memory, the others measure theirs. Measured on
+/// Fashion-MNIST (60000 training images, PCA-50; the 10000 test images, k = 16; 2-core
+/// Intel Xeon, two threads): 0.13 s against 0.16 s for the walk as it was (a row at a
+/// time, 32-bit stamps, the seeds measured one by one). 8 walks at a time against 1 were
+/// within 3 % there, so the grouping itself is not what gained; it is kept because it
+/// costs nothing measured and changes no result.
+const GROUP: usize = 8;
 
-impl Visits {
-    fn new(n: usize) -> Visits {
-        Visits {
-            stamp: vec![0; n],
-            round: 0,
-        }
-    }
+/// Which training points each of the [`GROUP`] searches under way has measured: bit g of
+/// a point's mark for slot g's search. A search clears its bits when it ends (it lists
+/// what it marked), so one array of bytes serves every search of a thread.
+struct Marks(Vec<u8>);
 
-    /// The next search's round (every stamp cleared when the rounds wrap around).
-    fn start(&mut self) -> u32 {
-        self.round = self.round.wrapping_add(1);
-        if self.round == 0 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
-            self.round = 1;
-        }
-        self.round
-    }
+/// One search under way in a slot of a group (`live`): its row and point, its kept list (the `ef`
+/// nearest met so far, nearest first), the first entry not yet expanded, the points
+/// asked for and not yet measured, and every point it has marked.
+struct Walk<'z> {
+    live: bool,
+    row: usize,
+    z: &'z [f64],
+    pool: Vec<Kept>,
+    first: usize,
+    fresh: Vec<u32>,
+    marked: Vec<u32>,
 }
 
 /// The search structure over the rows of a training matrix.
@@ -212,17 +213,20 @@ impl GraphIndex {
                     .then(p.cmp(&q))
             });
         }
-        // Blocks of 256 rows: each block allocates its visit stamps once.
-        let found: Vec<(Vec<usize>, Vec<f64>)> = order
-            .par_iter()
-            .with_min_len(256)
-            .map_init(
-                || Visits::new(n),
-                |visits, &q| {
-                    let z: Vec<f64> = (0..w).map(|c| queries[(q, c)]).collect();
-                    self.one(&z, k, visits)
-                },
-            )
+        // Blocks of 256 rows: each block allocates its marks once and walks its rows
+        // GROUP at a time.
+        let rows: Vec<Vec<f64>> = order
+            .iter()
+            .map(|&q| (0..w).map(|c| queries[(q, c)]).collect())
+            .collect();
+        let found: Vec<(Vec<usize>, Vec<f64>)> = rows
+            .par_chunks(256)
+            .flat_map_iter(|block| {
+                let mut marks = Marks(vec![0; n]);
+                let mut out = vec![(Vec::new(), Vec::new()); block.len()];
+                self.walks(block, k, &mut marks, &mut out);
+                out
+            })
             .collect();
         let mut out: Neighbours = (vec![Vec::new(); order.len()], vec![Vec::new(); order.len()]);
         for (&q, (i, d)) in order.iter().zip(found) {
@@ -241,32 +245,6 @@ impl GraphIndex {
             return unsafe { super::descent::sq_avx(a, b) };
         }
         sq(a, b)
-    }
-
-    /// Measures training point `i` unless this search has (stamp `r`), and keeps it
-    /// ([`GraphIndex::keep`]).
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn visit<const AVX: bool>(
-        &self,
-        z: &[f64],
-        i: u32,
-        r: u32,
-        ef: usize,
-        stamp: &mut [u32],
-        pool: &mut Vec<Kept>,
-        first: &mut usize,
-    ) {
-        if stamp[i as usize] == r {
-            return;
-        }
-        stamp[i as usize] = r;
-        self.keep(
-            Cand(Self::distance::<AVX>(z, self.point(i)), i),
-            ef,
-            pool,
-            first,
-        );
     }
 
     /// Keeps `c` in `pool` (the `ef` nearest met so far, nearest first, with whether
@@ -314,88 +292,167 @@ impl GraphIndex {
         );
     }
 
-    /// The k nearest of one point, by the walk compiled for AVX where the CPU has it
-    /// (the same bits: [`super::descent::sq_avx`]).
-    fn one(&self, z: &[f64], k: usize, visits: &mut Visits) -> (Vec<usize>, Vec<f64>) {
+    /// The k nearest of each of `rows` into `out` (the same place), by the walks
+    /// compiled for AVX where the CPU has it (the same bits: [`super::descent::sq_avx`]).
+    fn walks(
+        &self,
+        rows: &[Vec<f64>],
+        k: usize,
+        marks: &mut Marks,
+        out: &mut [(Vec<usize>, Vec<f64>)],
+    ) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx") {
             // SAFETY: the CPU has AVX (just checked).
-            return unsafe { self.one_avx(z, k, visits) };
+            return unsafe { self.walks_avx(rows, k, marks, out) };
         }
-        self.walk::<false>(z, k, visits)
+        self.walk::<false>(rows, k, marks, out)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
-    unsafe fn one_avx(&self, z: &[f64], k: usize, visits: &mut Visits) -> (Vec<usize>, Vec<f64>) {
-        self.walk::<true>(z, k, visits)
+    unsafe fn walks_avx(
+        &self,
+        rows: &[Vec<f64>],
+        k: usize,
+        marks: &mut Marks,
+        out: &mut [(Vec<usize>, Vec<f64>)],
+    ) {
+        self.walk::<true>(rows, k, marks, out)
     }
 
+    /// Starts the search for row `row` (point `z`) in `walk`, slot `g`: the training
+    /// points equal to z bit for bit, then the seeds, to be measured and kept in this
+    /// order.
+    fn start<'z>(
+        &self,
+        walk: &mut Walk<'z>,
+        row: usize,
+        z: &'z [f64],
+        g: usize,
+        marks: &mut Marks,
+    ) {
+        walk.live = true;
+        walk.row = row;
+        walk.z = z;
+        walk.pool.clear();
+        walk.first = 0;
+        walk.fresh.clear();
+        walk.marked.clear();
+        let bit = 1u8 << g;
+        let equal = self.same_hash(z).filter(|&i| self.point(i) == z);
+        for i in equal.chain(self.seeds.iter().copied()) {
+            if marks.0[i as usize] & bit == 0 {
+                marks.0[i as usize] |= bit;
+                walk.fresh.push(i);
+                walk.marked.push(i);
+            }
+        }
+    }
+
+    /// Best-first walks of `rows` from the seeds, [`GROUP`] at a time: each expands the
+    /// nearest kept point not yet expanded, until every kept point has been (a kept list
+    /// of ef sorted entries). One step of a walk measures and keeps the points its last
+    /// step asked for, then expands its next point and asks for the rows of that point's
+    /// unmarked neighbours; the other walks' steps run while those rows arrive. A walk's
+    /// steps are the same whatever walks share its group (its own marks, its own list),
+    /// so each row's result is that of walking it alone.
     #[inline(always)]
     fn walk<const AVX: bool>(
         &self,
-        z: &[f64],
+        rows: &[Vec<f64>],
         k: usize,
-        visits: &mut Visits,
-    ) -> (Vec<usize>, Vec<f64>) {
-        let r = visits.start();
-        let stamp = &mut visits.stamp[..];
+        marks: &mut Marks,
+        out: &mut [(Vec<usize>, Vec<f64>)],
+    ) {
         let ef = EF.max(k);
-        // Best first: expand the nearest kept point not yet expanded, until every kept
-        // point has been (a kept list of ef sorted entries in place of two heaps: the
-        // same order of expansion, so the same result).
-        let mut pool: Vec<Kept> = Vec::with_capacity(ef + 1);
-        let mut first = 0;
-        let (mut fresh, mut measured) = (Vec::new(), Vec::new());
-        let visit = |i: u32, stamp: &mut [u32], pool: &mut Vec<Kept>, first: &mut usize| {
-            self.visit::<AVX>(z, i, r, ef, stamp, pool, first)
-        };
-        for i in self.same_hash(z) {
-            if self.point(i) == z {
-                visit(i, stamp, &mut pool, &mut first);
-            }
-        }
-        for &s in &self.seeds {
-            visit(s, stamp, &mut pool, &mut first);
-        }
-        loop {
-            while first < pool.len() && pool[first].expanded {
-                first += 1;
-            }
-            let Some(entry) = pool.get_mut(first) else {
-                break;
+        let mut walks: Vec<Walk<'_>> = Vec::with_capacity(GROUP);
+        let mut next_row = 0;
+        for g in 0..GROUP.min(rows.len()) {
+            let mut walk = Walk {
+                live: false,
+                row: 0,
+                z: &[],
+                pool: Vec::with_capacity(ef + 1),
+                first: 0,
+                fresh: Vec::new(),
+                marked: Vec::new(),
             };
-            entry.expanded = true;
-            let i = entry.i as usize;
-            let next = &self.adjacent[self.offsets[i]..self.offsets[i + 1]];
-            // The edges of the node likely to be expanded next, while these are visited.
-            if let Some(n) = pool[first + 1..].iter().find(|e| !e.expanded) {
-                if let Some(a) = self.adjacent.get(self.offsets[n.i as usize]) {
-                    prefetch_line(a);
+            self.start(&mut walk, next_row, &rows[next_row], g, marks);
+            next_row += 1;
+            walks.push(walk);
+        }
+        let mut measured = Vec::new();
+        let mut active = walks.len();
+        while active > 0 {
+            for (g, walk) in walks.iter_mut().enumerate() {
+                if !walk.live {
+                    continue;
                 }
-            }
-            // The rows are scattered over the training matrix: ask for all those not
-            // yet visited before reading any, so that their loads overlap; measure
-            // them together (independent chains), then keep them in the list's order,
-            // as when each is measured and kept in turn.
-            fresh.clear();
-            for &j in next {
-                if stamp[j as usize] != r {
-                    stamp[j as usize] = r;
-                    prefetch(self.point(j));
-                    fresh.push(j);
+                self.distances::<AVX>(walk.z, &walk.fresh, &mut measured);
+                for (&j, &d) in walk.fresh.iter().zip(&measured) {
+                    self.keep(Cand(d, j), ef, &mut walk.pool, &mut walk.first);
                 }
-            }
-            self.distances::<AVX>(z, &fresh, &mut measured);
-            for (&j, &d) in fresh.iter().zip(&measured) {
-                self.keep(Cand(d, j), ef, &mut pool, &mut first);
+                walk.fresh.clear();
+                if !self.expand(walk, g, marks) {
+                    continue;
+                }
+                // Done: its k nearest, its marks cleared, and the next row in its slot.
+                let bit = 1u8 << g;
+                for &i in &walk.marked {
+                    marks.0[i as usize] &= !bit;
+                }
+                walk.pool.truncate(k);
+                out[walk.row] = (
+                    walk.pool.iter().map(|c| c.i as usize).collect(),
+                    walk.pool.iter().map(|c| c.d.sqrt()).collect(),
+                );
+                if next_row < rows.len() {
+                    self.start(walk, next_row, &rows[next_row], g, marks);
+                    next_row += 1;
+                } else {
+                    walk.live = false;
+                    active -= 1;
+                }
             }
         }
-        pool.truncate(k);
-        (
-            pool.iter().map(|c| c.i as usize).collect(),
-            pool.iter().map(|c| c.d.sqrt()).collect(),
-        )
+    }
+
+    /// Expands `walk`'s nearest kept point not yet expanded: marks its unmarked
+    /// neighbours (slot `g`) and asks for their rows, to be measured at the walk's next
+    /// step. Returns whether the walk is done (every kept point expanded).
+    #[inline(always)]
+    fn expand(&self, walk: &mut Walk<'_>, g: usize, marks: &mut Marks) -> bool {
+        let pool = &mut walk.pool;
+        while walk.first < pool.len() && pool[walk.first].expanded {
+            walk.first += 1;
+        }
+        let Some(entry) = pool.get_mut(walk.first) else {
+            return true;
+        };
+        entry.expanded = true;
+        let i = entry.i as usize;
+        let next = &self.adjacent[self.offsets[i]..self.offsets[i + 1]];
+        // The edges of the node likely to be expanded next, for the walk's next step.
+        if let Some(n) = pool[walk.first + 1..].iter().find(|e| !e.expanded) {
+            if let Some(a) = self.adjacent.get(self.offsets[n.i as usize]) {
+                prefetch_line(a);
+            }
+        }
+        // The rows are scattered over the training matrix: ask for all those not yet
+        // marked now, measure them at the walk's next step (independent chains), then
+        // keep them in the list's order, as when each is measured and kept in turn.
+        let bit = 1u8 << g;
+        for &j in next {
+            let m = &mut marks.0[j as usize];
+            if *m & bit == 0 {
+                *m |= bit;
+                prefetch(self.point(j));
+                walk.fresh.push(j);
+                walk.marked.push(j);
+            }
+        }
+        false
     }
 }
 

@@ -167,24 +167,49 @@ fn the_kept_list_expands_as_two_heaps_do_on_every_path() {
     let (x, q, index) = clustered((3000, 300, 45), (7, 2.0), 12, 4);
     let n = x.nrows();
     for k in [1, 10, 40] {
-        for r in (0..q.nrows()).chain(0..20) {
-            // Queries, then training rows (found by their hash).
-            let z: Vec<f64> = if r < q.nrows() && k != 40 {
-                (0..45).map(|c| q[(r, c)]).collect()
-            } else {
-                (0..45).map(|c| x[(r, c)]).collect()
+        // Queries, then training rows (found by their hash).
+        let rows: Vec<Vec<f64>> = (0..q.nrows())
+            .chain(0..20)
+            .enumerate()
+            .map(|(t, r)| {
+                let m = if t < q.nrows() && k != 40 {
+                    q.as_ref()
+                } else {
+                    x.as_ref()
+                };
+                (0..45).map(|c| m[(r, c)]).collect()
+            })
+            .collect();
+        // Walked GROUP at a time, and in groups of 3 (fewer walks than slots); each
+        // row as when walked alone.
+        for rows in [&rows[..], &rows[..3]] {
+            let walked = |avx: bool| {
+                let mut marks = Marks(vec![0; n]);
+                let mut out = vec![(Vec::new(), Vec::new()); rows.len()];
+                #[cfg(target_arch = "x86_64")]
+                if avx {
+                    // SAFETY: only called on a CPU with AVX (below).
+                    unsafe { index.walks_avx(rows, k, &mut marks, &mut out) };
+                    assert!(marks.0.iter().all(|&m| m == 0), "marks left");
+                    return out;
+                }
+                let _ = avx;
+                index.walk::<false>(rows, k, &mut marks, &mut out);
+                assert!(marks.0.iter().all(|&m| m == 0), "marks left");
+                out
             };
-            let (want_i, want_d) = two_heap_walk(&index, &z, k);
-            let mut paths = vec![("plain", index.walk::<false>(&z, k, &mut Visits::new(n)))];
+            let mut paths = vec![("plain", walked(false))];
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx") {
-                // SAFETY: the CPU has AVX (just checked).
-                paths.push(("avx", unsafe { index.one_avx(&z, k, &mut Visits::new(n)) }));
+                paths.push(("avx", walked(true)));
             }
-            for (path, (i, d)) in paths {
-                assert_eq!(i, want_i, "{path}, k = {k}, row {r}");
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&d), bits(&want_d), "{path}, k = {k}, row {r}");
+            for (path, found) in paths {
+                for (r, (z, (i, d))) in rows.iter().zip(found).enumerate() {
+                    let (want_i, want_d) = two_heap_walk(&index, z, k);
+                    assert_eq!(i, want_i, "{path}, k = {k}, row {r}");
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&d), bits(&want_d), "{path}, k = {k}, row {r}");
+                }
             }
         }
     }
