@@ -10,12 +10,15 @@ new points' k = 16 nearest training points (maths §12).
 usage: ann_peers.py TRAIN.npy TEST.npy K THREADS
 """
 
+import os
 import sys
-import time
 
 import faiss
 import hnswlib
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fashion import timed  # noqa: E402
 
 train, test = np.load(sys.argv[1]), np.load(sys.argv[2])
 k, threads = int(sys.argv[3]), int(sys.argv[4])
@@ -24,18 +27,9 @@ xf, qf = train.astype(np.float32), test.astype(np.float32)
 d = train.shape[1]
 
 
-def median(f, runs=5):
-    times, out = [], None
-    for _ in range(runs):
-        t = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), out
-
-
 flat = faiss.IndexFlatL2(d)
 flat.add(xf)
-t_exact, (_, truth) = median(lambda: flat.search(qf, k), runs=1)
+(_, truth), t_exact = timed(lambda: flat.search(qf, k))
 
 
 def recall(found):
@@ -56,12 +50,12 @@ for m in (8, 16):
     index.add_items(train)
     for ef in (16, 32, 48, 64):
         index.set_ef(ef)
-        t, (found, _) = median(lambda: index.knn_query(test, k=k, num_threads=threads))
+        (found, _), t = timed(lambda: index.knn_query(test, k=k, num_threads=threads), 5)
         line(f"hnswlib M={m} ef={ef}", t, found)
 ivf = faiss.IndexIVFFlat(faiss.IndexFlatL2(d), d, 256)
 ivf.train(xf)
 ivf.add(xf)
 for nprobe in (4, 8, 16):
     ivf.nprobe = nprobe
-    t, (_, found) = median(lambda: ivf.search(qf, k))
+    (_, found), t = timed(lambda: ivf.search(qf, k), 5)
     line(f"faiss IVF256 nprobe={nprobe}", t, found)
