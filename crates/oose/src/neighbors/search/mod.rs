@@ -97,7 +97,7 @@ const GROUP: usize = 8;
 
 /// Which training points each of the [`GROUP`] searches under way has measured: bit g of
 /// a point's mark for slot g's search. A search clears its bits when it ends (it lists
-/// what it marked), so one array of bytes serves every search of a thread.
+/// what it marked), so one array of bytes serves every search of a block of rows.
 struct Marks(Vec<u8>);
 
 /// One search under way in a slot of a group (`live`): its row and point, its kept list
@@ -241,7 +241,7 @@ impl GraphIndex {
     fn distance<const AVX: bool>(a: &[f64], b: &[f64]) -> f64 {
         #[cfg(target_arch = "x86_64")]
         if AVX {
-            // SAFETY: `AVX` is true only on a CPU with AVX (`one`).
+            // SAFETY: `AVX` is true only on a CPU with AVX (`walks`).
             return unsafe { super::descent::sq_avx(a, b) };
         }
         sq(a, b)
@@ -281,7 +281,7 @@ impl GraphIndex {
         if AVX {
             for q in fresh.chunks_exact(4) {
                 let rows = [q[0], q[1], q[2], q[3]].map(|i| self.point(i));
-                // SAFETY: `AVX` is true only on a CPU with AVX (`one`).
+                // SAFETY: `AVX` is true only on a CPU with AVX (`walks`).
                 out.extend(unsafe { super::descent::sq4_avx(z, rows) });
             }
         }
