@@ -215,16 +215,14 @@ impl GraphIndex {
         }
         // Blocks of 256 rows: each block allocates its marks once and walks its rows
         // GROUP at a time.
-        let rows: Vec<Vec<f64>> = order
-            .iter()
-            .map(|&q| (0..w).map(|c| queries[(q, c)]).collect())
-            .collect();
-        let found: Vec<(Vec<usize>, Vec<f64>)> = rows
+        let rows = crate::linalg::row_major(queries);
+        let found: Vec<(Vec<usize>, Vec<f64>)> = order
             .par_chunks(256)
             .flat_map_iter(|block| {
+                let block: Vec<&[f64]> = block.iter().map(|&q| &rows[q * w..(q + 1) * w]).collect();
                 let mut marks = Marks(vec![0; n]);
                 let mut out = vec![(Vec::new(), Vec::new()); block.len()];
-                self.walks(block, k, &mut marks, &mut out);
+                self.walks(&block, k, &mut marks, &mut out);
                 out
             })
             .collect();
@@ -296,7 +294,7 @@ impl GraphIndex {
     /// compiled for AVX where the CPU has it (the same bits: [`super::descent::sq_avx`]).
     fn walks(
         &self,
-        rows: &[Vec<f64>],
+        rows: &[&[f64]],
         k: usize,
         marks: &mut Marks,
         out: &mut [(Vec<usize>, Vec<f64>)],
@@ -313,7 +311,7 @@ impl GraphIndex {
     #[target_feature(enable = "avx")]
     unsafe fn walks_avx(
         &self,
-        rows: &[Vec<f64>],
+        rows: &[&[f64]],
         k: usize,
         marks: &mut Marks,
         out: &mut [(Vec<usize>, Vec<f64>)],
@@ -360,7 +358,7 @@ impl GraphIndex {
     #[inline(always)]
     fn walk<const AVX: bool>(
         &self,
-        rows: &[Vec<f64>],
+        rows: &[&[f64]],
         k: usize,
         marks: &mut Marks,
         out: &mut [(Vec<usize>, Vec<f64>)],
@@ -378,7 +376,7 @@ impl GraphIndex {
                 fresh: Vec::new(),
                 marked: Vec::new(),
             };
-            self.start(&mut walk, next_row, &rows[next_row], g, marks);
+            self.start(&mut walk, next_row, rows[next_row], g, marks);
             next_row += 1;
             walks.push(walk);
         }
@@ -408,7 +406,7 @@ impl GraphIndex {
                     walk.pool.iter().map(|c| c.d.sqrt()).collect(),
                 );
                 if next_row < rows.len() {
-                    self.start(walk, next_row, &rows[next_row], g, marks);
+                    self.start(walk, next_row, rows[next_row], g, marks);
                     next_row += 1;
                 } else {
                     walk.live = false;

@@ -168,7 +168,7 @@ fn the_kept_list_expands_as_two_heaps_do_on_every_path() {
     let n = x.nrows();
     for k in [1, 10, 40] {
         // Queries, then training rows (found by their hash).
-        let rows: Vec<Vec<f64>> = (0..q.nrows())
+        let owned: Vec<Vec<f64>> = (0..q.nrows())
             .chain(0..20)
             .enumerate()
             .map(|(t, r)| {
@@ -180,6 +180,7 @@ fn the_kept_list_expands_as_two_heaps_do_on_every_path() {
                 (0..45).map(|c| m[(r, c)]).collect()
             })
             .collect();
+        let rows: Vec<&[f64]> = owned.iter().map(Vec::as_slice).collect();
         // Walked GROUP at a time, and in groups of 3 (fewer walks than slots); each
         // row as when walked alone.
         for rows in [&rows[..], &rows[..3]] {
