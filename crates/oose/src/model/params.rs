@@ -133,6 +133,19 @@ impl ParamSpec {
     }
 }
 
+/// Declares parameter descriptions as constants, one row each:
+/// `NAME: "name", "flag", kind, "help";`, the help optionally followed by `, optional`
+/// or `, aliases(&[…])`; rows may carry doc comments and a visibility.
+macro_rules! param_specs {
+    ($($(#[$m:meta])* $vis:vis $id:ident: $name:literal, $flag:literal, $kind:expr,
+       $help:literal $(, $modifier:ident $(($($arg:expr),*))?)*;)*) => {
+        $($(#[$m])* $vis const $id: $crate::model::params::ParamSpec =
+            $crate::model::params::ParamSpec::new($name, $flag, $kind, $help)
+            $(.$modifier($($($arg),*)?))*;)*
+    };
+}
+pub(crate) use param_specs;
+
 /// An empty parameter list (the first part given to [`join`] fixes the parts' type).
 pub const NO_PARAMS: &[ParamSpec] = &[];
 

@@ -1,50 +1,31 @@
 //! Parameters shared by several methods (one description each) and the formatting of
 //! `info` values.
 
-use super::params::{Kind, ParamSpec};
+use super::params::Kind;
 use crate::linalg::eigen::Solver;
 
-/// Embedding dimension d.
-pub const N_COMPONENTS: ParamSpec = ParamSpec::new(
-    "n_components",
-    "components",
-    Kind::Int,
-    "Embedding dimension d.",
-);
+crate::model::params::param_specs! {
+    /// Embedding dimension d.
+    pub N_COMPONENTS: "n_components", "components", Kind::Int, "Embedding dimension d.";
 
-/// Relative tolerance of eigenvalues and pivots.
-pub const RANK_TOLERANCE: ParamSpec = ParamSpec::new(
-    "rank_tolerance",
-    "rank-tolerance",
-    Kind::Float,
-    "Relative tolerance below which eigenvalues and pivots count as zero.",
-);
+    /// Relative tolerance of eigenvalues and pivots.
+    pub RANK_TOLERANCE: "rank_tolerance", "rank-tolerance", Kind::Float,
+        "Relative tolerance below which eigenvalues and pivots count as zero.";
 
-/// The eigensolver.
-pub const SOLVER: ParamSpec = ParamSpec::new(
-    "solver",
-    "solver",
-    Kind::Choice(Solver::NAMES),
-    "Eigensolver (`auto` chooses by size and kernel; the one used is in `info`).",
-);
+    /// The eigensolver.
+    pub SOLVER: "solver", "solver", Kind::Choice(Solver::NAMES),
+        "Eigensolver (`auto` chooses by size and kernel; the one used is in `info`).";
 
-/// The seed of random choices.
-pub const SEED: ParamSpec = ParamSpec::new(
-    "seed",
-    "seed",
-    Kind::Int,
-    "Seed of random choices (results are deterministic given it).",
-);
+    /// The seed of random choices.
+    pub SEED: "seed", "seed", Kind::Int,
+        "Seed of random choices (results are deterministic given it).";
 
-/// How a neighbour embedding (t-SNE, UMAP) finds new points' nearest training points.
-pub const TRANSFORM_SEARCH: ParamSpec = ParamSpec::new(
-    "transform_search",
-    "transform-search",
-    Kind::Choice(crate::neighbors::GraphMethod::NAMES),
-    "How new points' nearest training points are found: exact, approximate (a walk on \
-     the kNN graph; training points still found exactly) or auto (approximate from 20000 \
-     training points in more than 16 dimensions).",
-);
+    /// How a neighbour embedding (t-SNE, UMAP) finds new points' nearest training points.
+    pub TRANSFORM_SEARCH: "transform_search", "transform-search", Kind::Choice(crate::neighbors::GraphMethod::NAMES),
+        "How new points' nearest training points are found: exact, approximate (a walk on \
+        the kNN graph; training points still found exactly) or auto (approximate from 20000 \
+        training points in more than 16 dimensions).";
+}
 
 /// A list of floats as `info` prints it (shortest round-trip form, comma-separated).
 pub(crate) fn fmt_list(xs: &[f64]) -> String {

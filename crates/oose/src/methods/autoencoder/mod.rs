@@ -480,65 +480,23 @@ impl<P: Sync> OutOfSample for FittedNetwork<P> {
     }
 }
 
-const fn spec(name: &'static str, flag: &'static str, kind: Kind, help: &'static str) -> ParamSpec {
-    ParamSpec::new(name, flag, kind, help)
+crate::model::params::param_specs! {
+    LAYERS: "layers", "layers", Kind::IntList,
+        "Widths of the encoder's hidden layers, comma-separated (the decoder mirrors them; empty: linear maps).";
+    ACTIVATION: "activation", "activation", Kind::Choice(&Activation::NAMES),
+        "Activation of the hidden layers (code and output layers are linear).";
+    EPOCHS: "epochs", "epochs", Kind::Int, "Most passes over the training points.";
+    BATCH: "batch_size", "batch-size", Kind::Int, "Points per Adam step.";
+    LR: "learning_rate", "learning-rate", Kind::Float, "Adam's step size.";
+    VALIDATION: "validation_fraction", "validation-fraction", Kind::Float,
+        "Share of the points held out for early stopping (0: none, the last weights kept).";
+    PATIENCE: "patience", "patience", Kind::Int,
+        "Epochs without a better validation loss before training stops.";
+    BETA: "beta", "beta", Kind::Float, "Weight of the KL term (1: the ELBO).";
+
+    PRECISION: "precision", "precision", Kind::Choice(Precision::NAMES),
+        "Floating-point type of training (float32: about twice as fast; the model is float64 either way).";
 }
-
-const LAYERS: ParamSpec = spec(
-    "layers",
-    "layers",
-    Kind::IntList,
-    "Widths of the encoder's hidden layers, comma-separated (the decoder mirrors them; empty: linear maps).",
-);
-const ACTIVATION: ParamSpec = spec(
-    "activation",
-    "activation",
-    Kind::Choice(&Activation::NAMES),
-    "Activation of the hidden layers (code and output layers are linear).",
-);
-const EPOCHS: ParamSpec = spec(
-    "epochs",
-    "epochs",
-    Kind::Int,
-    "Most passes over the training points.",
-);
-const BATCH: ParamSpec = spec(
-    "batch_size",
-    "batch-size",
-    Kind::Int,
-    "Points per Adam step.",
-);
-const LR: ParamSpec = spec(
-    "learning_rate",
-    "learning-rate",
-    Kind::Float,
-    "Adam's step size.",
-);
-const VALIDATION: ParamSpec = spec(
-    "validation_fraction",
-    "validation-fraction",
-    Kind::Float,
-    "Share of the points held out for early stopping (0: none, the last weights kept).",
-);
-const PATIENCE: ParamSpec = spec(
-    "patience",
-    "patience",
-    Kind::Int,
-    "Epochs without a better validation loss before training stops.",
-);
-const BETA: ParamSpec = spec(
-    "beta",
-    "beta",
-    Kind::Float,
-    "Weight of the KL term (1: the ELBO).",
-);
-
-const PRECISION: ParamSpec = spec(
-    "precision",
-    "precision",
-    Kind::Choice(Precision::NAMES),
-    "Floating-point type of training (float32: about twice as fast; the model is float64 either way).",
-);
 
 const AE_SPECS: &[ParamSpec] = &[
     N_COMPONENTS,

@@ -148,13 +148,11 @@ pub(crate) const KERNEL: [ParamSpec; 5] = [
     ),
 ];
 
-pub(crate) const ON_ISOLATED: ParamSpec = ParamSpec::new(
-    "on_isolated",
-    "on-isolated",
-    Kind::Choice(OnIsolated::NAMES),
-    "New points without a neighbour: an error naming the row, or NaN rows with an \
-     `isolated` column.",
-);
+crate::model::params::param_specs! {
+    pub(crate) ON_ISOLATED: "on_isolated", "on-isolated", Kind::Choice(OnIsolated::NAMES),
+        "New points without a neighbour: an error naming the row, or NaN rows with an \
+        `isolated` column.";
+}
 
 pub(crate) fn sparsity_name(s: Sparsity) -> &'static str {
     match s {

@@ -326,14 +326,12 @@ impl OutOfSample for FittedKernelPca {
     }
 }
 
-/// Kernel PCA's centring (also the Nyström fit's: centring its features is
-/// double-centring its kernel matrix).
-pub(super) const CENTERING: ParamSpec = ParamSpec::new(
-    "centering",
-    "centering",
-    Kind::Bool,
-    "Double-centre the kernel matrix (`false`: the uncentred Mercer form).",
-);
+crate::model::params::param_specs! {
+    /// Kernel PCA's centring (also the Nyström fit's: centring its features is
+    /// double-centring its kernel matrix).
+    pub(super) CENTERING: "centering", "centering", Kind::Bool,
+        "Double-centre the kernel matrix (`false`: the uncentred Mercer form).";
+}
 
 impl Method for KernelPca {
     type Fitted = FittedKernelPca;

@@ -417,42 +417,23 @@ impl FittedLle {
 
 barycentric_out_of_sample!(FittedLle);
 
-const N_NEIGHBORS: ParamSpec = ParamSpec::new(
-    "n_neighbors",
-    "knn",
-    Kind::Int,
-    "Neighbours k of each point (itself not counted; one ≥ N is lowered to N − 1, with a warning).",
-);
+crate::model::params::param_specs! {
+    N_NEIGHBORS: "n_neighbors", "knn", Kind::Int,
+        "Neighbours k of each point (itself not counted; one ≥ N is lowered to N − 1, with a warning).";
 
-const REG: ParamSpec = ParamSpec::new(
-    "reg",
-    "reg",
-    Kind::Float,
-    "Regularisation of the local Gram matrix: G + reg·tr(G)·I.",
-);
+    REG: "reg", "reg", Kind::Float, "Regularisation of the local Gram matrix: G + reg·tr(G)·I.";
 
-const METHOD: ParamSpec = ParamSpec::new(
-    "method",
-    "method",
-    Kind::Choice(&["standard", "modified", "hessian", "ltsa"]),
-    "Variant that builds M: standard (barycentric weights), modified (several weight \
-     vectors per point), hessian (local Hessian estimators; n_neighbors > d(d+3)/2) or \
-     ltsa (local tangent spaces).",
-);
+    METHOD: "method", "method", Kind::Choice(&["standard", "modified", "hessian", "ltsa"]),
+        "Variant that builds M: standard (barycentric weights), modified (several weight \
+        vectors per point), hessian (local Hessian estimators; n_neighbors > d(d+3)/2) or \
+        ltsa (local tangent spaces).";
 
-const HESSIAN_TOL_SPEC: ParamSpec = ParamSpec::new(
-    "hessian_tol",
-    "hessian-tol",
-    Kind::Float,
-    "Hessian LLE: a Hessian column whose sum is at least this is divided by it.",
-);
+    HESSIAN_TOL_SPEC: "hessian_tol", "hessian-tol", Kind::Float,
+        "Hessian LLE: a Hessian column whose sum is at least this is divided by it.";
 
-const MODIFIED_TOL_SPEC: ParamSpec = ParamSpec::new(
-    "modified_tol",
-    "modified-tol",
-    Kind::Float,
-    "Modified LLE: a Householder vector shorter than this is taken as zero.",
-);
+    MODIFIED_TOL_SPEC: "modified_tol", "modified-tol", Kind::Float,
+        "Modified LLE: a Householder vector shorter than this is taken as zero.";
+}
 
 impl Method for LocallyLinearEmbedding {
     type Fitted = FittedLle;

@@ -64,63 +64,27 @@ pub enum TsneInit {
 
 crate::model::params::named!(TsneInit, "init": Pca => "pca", Random => "random");
 
-const PERPLEXITY: ParamSpec = ParamSpec::new(
-    "perplexity",
-    "perplexity",
-    Kind::Float,
-    "Perplexity: about the number of neighbours each point attends to.",
-);
-const EXAGGERATION: ParamSpec = ParamSpec::new(
-    "early_exaggeration",
-    "early-exaggeration",
-    Kind::Float,
-    "Factor on P during the first 250 iterations.",
-);
-const LEARNING_RATE: ParamSpec = ParamSpec::new(
-    "learning_rate",
-    "learning-rate",
-    Kind::FloatOrName(&["auto"]),
-    "Step size (`auto`: max(N / early_exaggeration / 4, 50)).",
-)
-.optional();
-const MAX_ITER: ParamSpec = ParamSpec::new(
-    "max_iter",
-    "max-iter",
-    Kind::Int,
-    "Iterations in all, the early-exaggeration phase included.",
-);
-const ANGLE: ParamSpec = ParamSpec::new(
-    "angle",
-    "angle",
-    Kind::Float,
-    "Opening angle θ of Barnes–Hut.",
-);
-const GRADIENT: ParamSpec = ParamSpec::new(
-    "method",
-    "method",
-    Kind::Choice(TsneGradient::NAMES),
-    "How the repulsive forces are summed: auto (fft from 10000 points when d ≤ 2, else \
-     barnes-hut), barnes-hut (d ≤ 3), fft (d ≤ 2) or exact (O(N²)).",
-);
-const INIT: ParamSpec = ParamSpec::new(
-    "init",
-    "init",
-    Kind::Choice(TsneInit::NAMES),
-    "Starting embedding: pca (rescaled to standard deviation 1e-4) or random.",
-);
-const NEIGHBORS: ParamSpec = ParamSpec::new(
-    "neighbors",
-    "neighbors",
-    Kind::Choice(crate::neighbors::GraphMethod::NAMES),
-    "The kNN graph of P: exact, approximate (NN-descent; its recall on a sample is in \
-     the model info) or auto (approximate from 100000 points in more than 16 dimensions).",
-);
-const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
-    "transform_neighbors",
-    "transform-neighbors",
-    Kind::Int,
-    "Training neighbours a new point is placed from (their weighted median).",
-);
+crate::model::params::param_specs! {
+    PERPLEXITY: "perplexity", "perplexity", Kind::Float,
+        "Perplexity: about the number of neighbours each point attends to.";
+    EXAGGERATION: "early_exaggeration", "early-exaggeration", Kind::Float,
+        "Factor on P during the first 250 iterations.";
+    LEARNING_RATE: "learning_rate", "learning-rate", Kind::FloatOrName(&["auto"]),
+        "Step size (`auto`: max(N / early_exaggeration / 4, 50)).", optional;
+    MAX_ITER: "max_iter", "max-iter", Kind::Int,
+        "Iterations in all, the early-exaggeration phase included.";
+    ANGLE: "angle", "angle", Kind::Float, "Opening angle θ of Barnes–Hut.";
+    GRADIENT: "method", "method", Kind::Choice(TsneGradient::NAMES),
+        "How the repulsive forces are summed: auto (fft from 10000 points when d ≤ 2, else \
+        barnes-hut), barnes-hut (d ≤ 3), fft (d ≤ 2) or exact (O(N²)).";
+    INIT: "init", "init", Kind::Choice(TsneInit::NAMES),
+        "Starting embedding: pca (rescaled to standard deviation 1e-4) or random.";
+    NEIGHBORS: "neighbors", "neighbors", Kind::Choice(crate::neighbors::GraphMethod::NAMES),
+        "The kNN graph of P: exact, approximate (NN-descent; its recall on a sample is in \
+        the model info) or auto (approximate from 100000 points in more than 16 dimensions).";
+    TRANSFORM_NEIGHBORS: "transform_neighbors", "transform-neighbors", Kind::Int,
+        "Training neighbours a new point is placed from (their weighted median).";
+}
 
 impl Method for Tsne {
     type Fitted = FittedTsne;

@@ -35,76 +35,32 @@ crate::model::params::named!(OptimizeStart, "optimize_start":
     Interpolation => "interpolation",
 );
 
-const N_NEIGHBORS: ParamSpec = ParamSpec::new(
-    "n_neighbors",
-    "n-neighbors",
-    Kind::Int,
-    "Neighbours per point, the point itself included.",
-);
-const MIN_DIST: ParamSpec = ParamSpec::new(
-    "min_dist",
-    "min-dist",
-    Kind::Float,
-    "Smallest distance between embedded points (≤ spread).",
-);
-const SPREAD: ParamSpec = ParamSpec::new(
-    "spread",
-    "spread",
-    Kind::Float,
-    "Scale of the embedded points.",
-);
-const N_EPOCHS: ParamSpec = ParamSpec::new(
-    "n_epochs",
-    "n-epochs",
-    Kind::Int,
-    "SGD epochs (unset: 500 up to 10000 points, else 200); optimize runs a third of them \
-     (unset: 100 up to 10000 points, else 30, as umap-learn's transform).",
-)
-.optional();
-const LEARNING_RATE: ParamSpec = ParamSpec::new(
-    "learning_rate",
-    "learning-rate",
-    Kind::Float,
-    "Initial SGD step, decaying linearly to 0 (optimize: a quarter of it).",
-);
-const NEGATIVE_SAMPLE_RATE: ParamSpec = ParamSpec::new(
-    "negative_sample_rate",
-    "negative-sample-rate",
-    Kind::Int,
-    "Negative samples per positive sample.",
-);
-const REPULSION_STRENGTH: ParamSpec = ParamSpec::new(
-    "repulsion_strength",
-    "repulsion-strength",
-    Kind::Float,
-    "Weight of the repulsive term.",
-);
-const INIT: ParamSpec = ParamSpec::new(
-    "init",
-    "init",
-    Kind::Choice(UmapInit::NAMES),
-    "Starting embedding: spectral (Laplacian eigenmaps of the fuzzy graph) or random.",
-);
-const TRANSFORM_NEIGHBORS: ParamSpec = ParamSpec::new(
-    "transform_neighbors",
-    "transform-neighbors",
-    Kind::Int,
-    "Training neighbours a new point is placed from by interpolation (their weighted median).",
-);
-const OPTIMIZE_START: ParamSpec = ParamSpec::new(
-    "optimize_start",
-    "optimize-start",
-    Kind::Choice(&["weighted-mean", "interpolation"]),
-    "Where optimize starts a new point: the membership-weighted mean of its neighbours' \
-     positions (umap-learn's) or its interpolation.",
-);
-const NEIGHBORS: ParamSpec = ParamSpec::new(
-    "neighbors",
-    "neighbors",
-    Kind::Choice(&["auto", "exact", "approximate"]),
-    "The kNN graph: exact, approximate (NN-descent; its recall on a sample is in the model \
-     info) or auto (approximate from 20000 points in more than 16 dimensions).",
-);
+crate::model::params::param_specs! {
+    N_NEIGHBORS: "n_neighbors", "n-neighbors", Kind::Int,
+        "Neighbours per point, the point itself included.";
+    MIN_DIST: "min_dist", "min-dist", Kind::Float,
+        "Smallest distance between embedded points (≤ spread).";
+    SPREAD: "spread", "spread", Kind::Float, "Scale of the embedded points.";
+    N_EPOCHS: "n_epochs", "n-epochs", Kind::Int,
+        "SGD epochs (unset: 500 up to 10000 points, else 200); optimize runs a third of them \
+        (unset: 100 up to 10000 points, else 30, as umap-learn's transform).", optional;
+    LEARNING_RATE: "learning_rate", "learning-rate", Kind::Float,
+        "Initial SGD step, decaying linearly to 0 (optimize: a quarter of it).";
+    NEGATIVE_SAMPLE_RATE: "negative_sample_rate", "negative-sample-rate", Kind::Int,
+        "Negative samples per positive sample.";
+    REPULSION_STRENGTH: "repulsion_strength", "repulsion-strength", Kind::Float,
+        "Weight of the repulsive term.";
+    INIT: "init", "init", Kind::Choice(UmapInit::NAMES),
+        "Starting embedding: spectral (Laplacian eigenmaps of the fuzzy graph) or random.";
+    TRANSFORM_NEIGHBORS: "transform_neighbors", "transform-neighbors", Kind::Int,
+        "Training neighbours a new point is placed from by interpolation (their weighted median).";
+    OPTIMIZE_START: "optimize_start", "optimize-start", Kind::Choice(&["weighted-mean", "interpolation"]),
+        "Where optimize starts a new point: the membership-weighted mean of its neighbours' \
+        positions (umap-learn's) or its interpolation.";
+    NEIGHBORS: "neighbors", "neighbors", Kind::Choice(&["auto", "exact", "approximate"]),
+        "The kNN graph: exact, approximate (NN-descent; its recall on a sample is in the model \
+        info) or auto (approximate from 20000 points in more than 16 dimensions).";
+}
 
 impl Method for Umap {
     type Fitted = FittedUmap;
