@@ -148,9 +148,7 @@ impl Epsilon {
 /// kernel is built), so the diffusion kernel's three-variant form is not needed there.
 pub(crate) mod kernel_format {
     use super::Epsilon;
-    use serde::{
-        de::Error as _, ser::Error as _, Deserialize, Deserializer, Serialize, Serializer,
-    };
+    use serde::{ser::Error as _, Deserialize, Deserializer, Serialize, Serializer};
 
     #[derive(Serialize, Deserialize)]
     enum Bandwidth {
@@ -175,7 +173,7 @@ pub(crate) mod kernel_format {
         match Bandwidth::deserialize(d)? {
             Bandwidth::Auto => Ok(Epsilon::Median),
             Bandwidth::Value(v) if v > 0.0 => Ok(Epsilon::Value(v)),
-            Bandwidth::Value(v) => Err(D::Error::custom(format!("ε must be > 0, got {v}"))),
+            Bandwidth::Value(v) => Err(crate::model::refuse(format!("ε must be > 0, got {v}"))),
         }
     }
 }

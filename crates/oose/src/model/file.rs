@@ -16,6 +16,17 @@ thread_local! {
     /// The format version of the payload this thread is decoding (the newest outside
     /// [`Model::from_bytes`]).
     static READING: std::cell::Cell<u32> = const { std::cell::Cell::new(FORMAT_VERSION) };
+    /// Why a reader of this thread refused the payload (the decoder's own error keeps
+    /// no message of ours).
+    static REFUSAL: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A reader's refusal of a payload: the decoder's error, with `why` kept for the
+/// [`ModelError::Corrupted`] message that [`Model::from_bytes`] returns.
+pub(crate) fn refuse<E: serde::de::Error>(why: String) -> E {
+    let e = E::custom(&why);
+    REFUSAL.with(|r| *r.borrow_mut() = Some(why));
+    e
 }
 
 /// The CRC-32 a model file of format `version` stores for `payload`: of the payload,
@@ -45,6 +56,7 @@ struct Reading(u32);
 
 impl Reading {
     fn version(version: u32) -> Self {
+        REFUSAL.take();
         Reading(READING.with(|r| r.replace(version)))
     }
 }
@@ -197,9 +209,10 @@ impl Model {
                     "{} bytes left over after the payload",
                     rest.len()
                 ))),
-                Err(e) => Err(ModelError::Corrupted(format!(
-                    "payload does not decode: {e}"
-                ))),
+                Err(e) => Err(ModelError::Corrupted(match REFUSAL.take() {
+                    Some(why) => format!("payload does not decode: {why}"),
+                    None => format!("payload does not decode: {e}"),
+                })),
             }
         }
         let model: Model = if version == 1 {

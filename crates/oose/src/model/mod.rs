@@ -21,7 +21,7 @@ pub mod method;
 pub mod params;
 pub(crate) mod specs;
 
-pub(crate) use file::{added_in, reading};
+pub(crate) use file::{added_in, reading, refuse};
 pub use file::{checksum, FORMAT_VERSION, MAGIC};
 pub use method::{
     Configuration, ExtendOptions, Fitted, InnerProduct, Input, InputKinds, Method, Registered,

@@ -1,6 +1,7 @@
 //! The factor's encoding in model files: from format 8 the lower triangle, column by
 //! column from the diagonal down (r(r+1)/2 values); before, the whole r×r square.
 
+use crate::model::refuse;
 use serde::de::Error as _;
 use serde::de::{SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
@@ -42,7 +43,23 @@ pub(super) fn write<S: Serializer>(l: &[f64], s: S) -> Result<S::Ok, S::Error> {
 
 pub(super) fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
     if crate::model::reading() < PACKED {
-        Vec::<f64>::deserialize(d)
+        // The whole square: it must be one, and zero above the diagonal (where the
+        // packed writer stores nothing), or a model read from it would not be the one
+        // it writes back.
+        let l = Vec::<f64>::deserialize(d)?;
+        let r = order(l.len());
+        if r * r != l.len() {
+            return Err(refuse(format!(
+                "a square Cholesky factor of {} values",
+                l.len()
+            )));
+        }
+        if (0..r).any(|c| l[c * r..c * r + c].iter().any(|&v| v != 0.0)) {
+            return Err(refuse(
+                "a Cholesky factor with values above its diagonal".into(),
+            ));
+        }
+        Ok(l)
     } else {
         d.deserialize_seq(Square)
     }
@@ -61,11 +78,11 @@ impl<'de> Visitor<'de> for Square {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<f64>, A::Error> {
         let len = seq
             .size_hint()
-            .ok_or_else(|| A::Error::custom("a triangular factor of unknown length"))?;
+            .ok_or_else(|| refuse("a triangular factor of unknown length".into()))?;
         // r(r+1)/2 = len: r is the order of the square with 2·len + r values.
         let r = order(2 * len);
         if r * (r + 1) / 2 != len {
-            return Err(A::Error::custom(format!(
+            return Err(refuse(format!(
                 "a triangular factor holds r(r+1)/2 values, not {len}"
             )));
         }
@@ -77,7 +94,7 @@ impl<'de> Visitor<'de> for Square {
         // fit); that reservation touches no page and is handed back at once.
         let mut l: Vec<f64> = Vec::new();
         l.try_reserve_exact(r * r).map_err(|_| {
-            A::Error::custom(format!(
+            refuse(format!(
                 "a {r}×{r} triangular factor does not fit in memory"
             ))
         })?;
