@@ -21,7 +21,7 @@ use std::process::ExitCode;
 #[command(
     name = "oose",
     version,
-    about = "Kernel dimensionality reduction with out-of-sample extension"
+    about = "Dimensionality reduction with out-of-sample extension and a per-point novelty score"
 )]
 struct Cli {
     #[command(subcommand)]

@@ -1,8 +1,12 @@
-//! # oose — kernel dimensionality reduction with out-of-sample extension
+//! # oose — dimensionality reduction with out-of-sample extension
 //!
-//! Fit an embedding once, then place new points into it without refitting, and get
-//! for every new point a number that says how well the training set represents it
-//! (the residual kernel k₀(z, z), i.e. the squared power function).
+//! Fit an embedding once (PCA, kernel PCA, MDS, Isomap, diffusion maps, Laplacian
+//! eigenmaps, spectral clustering, LLE, MVU, t-SNE, UMAP, autoencoders, kernel
+//! interpolation), then place new points into it without refitting, and get for every
+//! new point a number that says whether the training set represents it: the novelty
+//! score ([`diagnostics::novelty`]: a distance in the data's units, its calibrated
+//! p-value and a flag at a level α you choose), and for the kernel methods the residual
+//! k₀(z, z), the squared power function.
 //!
 //! The pipeline is visible in the modules: input → [`kernel`] → spectral fit
 //! ([`linalg`], [`methods`]) → fitted [`model`] → [`extend`] → [`diagnostics`].

@@ -154,6 +154,29 @@ fn byte_edits_of_every_fixtures_payload_are_refused_or_give_a_usable_model() {
 }
 
 #[test]
+fn a_readers_refusal_is_named_in_the_error() {
+    let x = oose::datasets::s_curve(40, 0.0, 3).points;
+    let v = Values::new().with("epsilon", 1.5);
+    let bytes = Model::fit("kpca", &v, Input::Points(x.as_ref()))
+        .unwrap()
+        .to_bytes();
+    // ε is the first 1.5 of the payload; −1 there is refused by the kernel's reader.
+    let at = bytes[24..]
+        .windows(8)
+        .position(|w| w == 1.5f64.to_le_bytes())
+        .unwrap();
+    let e = Model::from_bytes(&crafted(&bytes, |p| {
+        p[at..at + 8].copy_from_slice(&(-1.0f64).to_le_bytes())
+    }))
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("payload does not decode: ε must be > 0, got -1"),
+        "{e}"
+    );
+}
+
+#[test]
 fn an_old_files_cholesky_factor_with_values_above_its_diagonal_is_refused() {
     // Before format 8 the pivoted-Cholesky factor was stored as its whole square; one
     // nonzero above the diagonal (byte 16220 of this payload, in the power function's

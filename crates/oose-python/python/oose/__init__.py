@@ -1,9 +1,11 @@
-"""oose — kernel dimensionality reduction with out-of-sample extension.
+"""oose — dimensionality reduction with out-of-sample extension.
 
 Fit an embedding once, then place new points into it with ``transform`` — no refit, no
-moving of old points — and get for every new point how well the training set
-represents it (``transform(X, return_diagnostics=True)``: the residual k₀(z, z), the
-squared power function). scikit-learn estimators over the Rust core:
+moving of old points — and get for every new point whether the training set represents
+it (``transform(X, return_diagnostics=True)``: ``novelty``, a distance in the data's
+units, its calibrated ``novelty_pvalue`` and ``is_novel`` at the level ``alpha`` you pass;
+for the kernel methods also the residual k₀(z, z), the squared power function).
+scikit-learn estimators over the Rust core:
 
 - :class:`KernelPCA`, :class:`ClassicalMDS`, :class:`LandmarkMDS`, :class:`Isomap`,
   :class:`DiffusionMaps`, :class:`LaplacianEigenmaps`, :class:`LocallyLinearEmbedding`,
