@@ -1,4 +1,4 @@
-"""The Python examples of the README and docs/python.md run as written, give no warning
+"""The Python examples of the READMEs and docs/python.md run as written, give no warning
 their text does not announce, and show what their comments say.
 
 A block preceded by ``<!-- not run: reason -->`` is a summary of calls on the reader's
@@ -14,7 +14,11 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).parents[2]
-DOCS = [ROOT / "README.md", ROOT / "docs" / "python.md"]
+DOCS = [
+    ROOT / "README.md",
+    ROOT / "docs" / "python.md",
+    ROOT / "crates" / "oose-python" / "README.md",
+]
 NOT_RUN = re.compile(r"<!-- not run: (.+) -->")
 
 
@@ -31,7 +35,9 @@ def _blocks():
                 before = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
                 reason = NOT_RUN.fullmatch(before.strip())
                 code = "\n".join(lines[start:end]) + "\n"
-                out.append((path.name, start + 1, code, reason and reason.group(1)))
+                out.append(
+                    (str(path.relative_to(ROOT)), start + 1, code, reason and reason.group(1))
+                )
                 i = end
             i += 1
     return out
@@ -72,6 +78,10 @@ def _claims():
         np.testing.assert_array_equal(est.predict(X[:10] + 0.01), est.labels_[:10])
         assert len(set(est.labels_)) == 3
 
+    def python_readme(ns):
+        novel = ns["diag"]["is_novel"]
+        assert not novel[::2].any() and novel[1::2].all()
+
     def interpolator(ns):
         back, iso, X = ns["back"], ns["iso"], ns["X"]
         assert np.abs(back.predict(iso.embedding_[:3]) - X[:3]).max() < 1e-6
@@ -85,6 +95,7 @@ def _claims():
         "back, inv = est.inverse_transform(Y[:5], return_diagnostics=True)": umap,
         "print(est.labels_[:10], est.predict(X[:10] + 0.01))": clustering,
         "print(back.predict(iso.embedding_[:3]) - X[:3])": interpolator,
+        'diag["is_novel"][:6]': python_readme,
     }
 
 
