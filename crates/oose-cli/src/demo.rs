@@ -1,33 +1,34 @@
 //! `oose demo`: the whole pipeline on built-in data. Swiss roll (maths §10, fixed seed),
-//! fit on 90 % (Isomap by default: it unrolls the roll), extend the other 10 % and 20
-//! points between the turns of the roll, compare with retraining (maths §9), the
-//! novelty p-values of both sets and the method's diagnostics, and a plot whose colours
-//! are the novelty p-values.
+//! fit on 90 % (Isomap by default: it unrolls the roll; any registered method fitted on
+//! points), extend the other 10 % and 20 points between the turns of the roll, compare
+//! with retraining (maths §9), the novelty p-values of both sets and the method's
+//! diagnostics, and a plot whose colours are the novelty p-values.
 
 use crate::{plot, say, CliError};
-use clap::{Args, ValueEnum};
+use clap::builder::PossibleValuesParser;
+use clap::Args;
 use oose::datasets::{select_rows, split_indices, swiss_roll};
 use oose::diagnostics::retrain::compare_with_retraining;
 use oose::faer::{Mat, MatRef};
 use oose::methods::OutOfSample;
 use oose::model::params::{Value, Values};
-use oose::model::{Input, MethodInfo, Model};
+use oose::model::{Input, InputKinds, MethodInfo, Model, METHODS};
 use std::time::Instant;
 
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
-pub enum DemoMethod {
-    Pca,
-    Kpca,
-    Mds,
-    Isomap,
-    Dmaps,
+/// The methods the demo can show: every registered method fitted on points.
+fn demo_methods() -> Vec<&'static str> {
+    METHODS
+        .iter()
+        .filter(|m| m.input != InputKinds::Values)
+        .map(|m| m.name)
+        .collect()
 }
 
 #[derive(Args)]
 pub struct DemoArgs {
-    /// The method to demonstrate.
-    #[arg(long, value_enum, default_value = "isomap")]
-    method: DemoMethod,
+    /// The method to demonstrate (every registered method fitted on points).
+    #[arg(long, default_value = "isomap", value_parser = PossibleValuesParser::new(demo_methods()))]
+    method: String,
     /// Where to write demo.png.
     #[arg(long, default_value = ".")]
     output_dir: std::path::PathBuf,
@@ -39,22 +40,17 @@ pub struct DemoArgs {
     seed: u64,
 }
 
-impl DemoMethod {
-    fn name(self) -> String {
-        self.to_possible_value()
-            .map(|v| v.get_name().to_string())
-            .unwrap_or_default()
-    }
-}
-
-/// The demo's parameters: the library's defaults, and the log-slope ε for diffusion
-/// maps (what the demo shows off).
-fn fit(method: DemoMethod, x: MatRef<'_, f64>) -> Result<Model, CliError> {
+/// The demo's parameters: the library's defaults, but the log-slope ε for diffusion
+/// maps (what the demo shows off) and 50 landmarks for MVU on more points than exact MVU
+/// takes (1000).
+fn fit(method: &str, x: MatRef<'_, f64>) -> Result<Model, CliError> {
     let mut v = Values::new();
-    if method == DemoMethod::Dmaps {
-        v.set("epsilon", Value::Str("log-slope".into()));
+    match method {
+        "dmaps" => v.set("epsilon", Value::Str("log-slope".into())),
+        "mvu" if x.nrows() > 1000 => v.set("n_landmarks", Value::Int(50)),
+        _ => {}
     }
-    Ok(Model::fit(&method.name(), &v, Input::Points(x))?)
+    Ok(Model::fit(method, &v, Input::Points(x))?)
 }
 
 fn stats(v: &[f64]) -> (f64, f64, f64) {
@@ -83,14 +79,25 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     )?;
 
     let t0 = Instant::now();
-    let model = fit(a.method, x.as_ref())?;
+    let model = fit(&a.method, x.as_ref())?;
     let t_fit = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     let ext = model.extend(z.as_ref())?;
     let t_ext = t1.elapsed().as_secs_f64();
 
-    let info = model.info();
-    let get = |k: &str| info.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+    let (info, params) = (model.info(), model.params());
+    // What the model reports, else the parameter of that name (unset ones left out).
+    let get = |k: &str| {
+        info.iter()
+            .find(|(a, _)| a == k)
+            .map(|(_, v)| v.clone())
+            .or_else(|| {
+                params
+                    .iter()
+                    .find(|(a, v)| *a == k && *v != Value::None)
+                    .map(|(_, v)| v.to_string())
+            })
+    };
     let about = MethodInfo::named(model.method()).map_or("", |m| m.about);
     let used: Vec<String> = [
         "kernel",
@@ -98,20 +105,28 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         "epsilon_rule",
         "dimension_estimate",
         "n_neighbors",
+        "perplexity",
+        "min_dist",
+        "n_landmarks",
+        "layers",
         "alpha",
         "t",
         "output",
         "solver",
+        "kl_divergence",
     ]
     .iter()
     .filter_map(|k| get(k).map(|v| format!("{k} = {v}")))
     .collect();
     say!(
-        "method: {about}, {} components; {}",
+        "method: {about}, {} components{}{}",
         model.n_components(),
+        if used.is_empty() { "" } else { "; " },
         used.join(", ")
     )?;
-    say!("eigenvalues: {}", get("eigenvalues").unwrap_or_default())?;
+    if let Some(ev) = get("eigenvalues") {
+        say!("eigenvalues: {ev}")?;
+    }
     say!(
         "fit: {:.3} s   extend {} points: {:.4} s",
         t_fit,
@@ -126,7 +141,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         .subrows_mut(x.nrows(), z.nrows())
         .copy_from(z.as_ref());
     let t2 = Instant::now();
-    let retrained = fit(a.method, all.as_ref())?;
+    let retrained = fit(&a.method, all.as_ref())?;
     let t_re = t2.elapsed().as_secs_f64();
     let cmp = compare_with_retraining(
         model.embedding(),
@@ -143,12 +158,12 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     if has_residual {
         let (lo, med, hi) = stats(&ext.residual);
         say!("residual k0(z,z) of new points: min {lo:.3e}  median {med:.3e}  max {hi:.3e}")?;
-    } else if a.method == DemoMethod::Dmaps {
-        say!(
-            "residual k0(z,z): not computed for a sparse kernel (fit with residual on to get it)"
-        )?;
     } else {
-        say!("residual k0(z,z): n/a (geodesic similarities are not positive semidefinite)")?;
+        say!(
+            "residual k0(z,z): none (it needs a positive semidefinite kernel the model keeps, \
+             which geodesic similarities are not; a sparse diffusion kernel computes it when \
+             fitted with residual on)"
+        )?;
     }
     if let Some(c) = ext.extra.iter().find(|c| c.name == "relative_density") {
         let (lo, med, hi) = stats(&c.values);
@@ -185,7 +200,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     } else {
         say!("training points extended: max relative deviation {exact:.1e}")?;
     }
-    if !matches!(a.method, DemoMethod::Pca | DemoMethod::Dmaps) {
+    if model.fitted().inner_product().is_some() {
         restricted_section(&model, x.as_ref())?;
     }
 
@@ -232,13 +247,7 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         &png,
         &format!(
             "oose demo: {} of a Swiss roll; 10 % held out + 20 off the roll extended",
-            match a.method {
-                DemoMethod::Kpca => "kernel PCA",
-                DemoMethod::Pca => "PCA",
-                DemoMethod::Mds => "classical MDS",
-                DemoMethod::Isomap => "Isomap",
-                DemoMethod::Dmaps => "diffusion maps",
-            }
+            a.method
         ),
         model.embedding(),
         both.as_ref(),

@@ -233,6 +233,52 @@ fn demo_mds_shows_projection_against_restricted_reconstruction() {
 }
 
 #[test]
+fn demo_takes_every_method_fitted_on_points() {
+    // The registry's methods, not a list of the demo's own: the neighbour embeddings
+    // (exact on training points), LLE (not exact there) and the autoencoder.
+    for (method, about, exact) in [
+        ("tsne", "t-SNE", true),
+        ("umap", "UMAP", true),
+        ("lle", "Locally linear embedding", false),
+        ("autoencoder", "Autoencoder", true),
+    ] {
+        let d = dir(&format!("demo-{method}"));
+        let out = oose(&[
+            "demo",
+            "--method",
+            method,
+            "--output-dir",
+            &d.to_string_lossy(),
+            "--n",
+            "300",
+        ]);
+        assert!(
+            out.status.success(),
+            "{method}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let s = String::from_utf8(out.stdout).unwrap();
+        assert!(s.contains(&format!("method: {about}")), "{s}");
+        assert!(s.contains("relative extension error"), "{s}");
+        assert!(
+            s.contains("points between the turns of the roll flagged"),
+            "{s}"
+        );
+        assert_eq!(
+            s.contains("training points extended: max relative deviation 0.0e0"),
+            exact,
+            "{s}"
+        );
+        assert!(std::fs::read(d.join("demo.png"))
+            .unwrap()
+            .starts_with(b"\x89PNG"));
+    }
+    // interpolate needs values, not only points: not offered.
+    let out = oose(&["demo", "--method", "interpolate"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn mds_seed_001_example_1_through_the_cli() {
     // PCA of (−1, 0), (1, 0) in the inner-product form, d = 1, new object (0, 9).
     let d = dir("mds-ex1");
