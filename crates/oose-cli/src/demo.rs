@@ -219,6 +219,16 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
     };
     let (p_new, p_off) = (pvalues(&ext), pvalues(&off_ext));
     let flagged = |p: &[f64]| p.iter().filter(|&&v| v <= 0.01).count();
+    // With few training points no p-value is that small (the calibration's smallest is
+    // 1/(its size + 1)): say so rather than report that nothing was flagged.
+    let smallest = get("novelty_smallest_pvalue").and_then(|v| v.parse::<f64>().ok());
+    if let Some(p) = smallest.filter(|&p| p > 0.01) {
+        say!(
+            "novelty p-value: none can be flagged at alpha = 0.01 with {} training points \
+             (the smallest p-value is {p:.3}); use more points",
+            x.nrows()
+        )?;
+    }
     say!(
         "novelty p-value (alpha = 0.01): {} of {} held-out points flagged (about 1 % expected); \
          {} of {} points between the turns of the roll flagged",

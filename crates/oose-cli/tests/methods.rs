@@ -273,6 +273,22 @@ fn demo_takes_every_method_fitted_on_points() {
             .unwrap()
             .starts_with(b"\x89PNG"));
     }
+    // 18 training points: no p-value reaches α = 0.01, and the demo says so.
+    let d = dir("demo-few");
+    let out = oose(&[
+        "demo",
+        "--method",
+        "pca",
+        "--output-dir",
+        &d.to_string_lossy(),
+        "--n",
+        "20",
+    ]);
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.contains("none can be flagged at alpha = 0.01 with 18 training points"),
+        "{s}"
+    );
     // interpolate needs values, not only points: not offered.
     let out = oose(&["demo", "--method", "interpolate"]);
     assert_eq!(out.status.code(), Some(2));
