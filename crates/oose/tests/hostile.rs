@@ -154,6 +154,34 @@ fn byte_edits_of_every_fixtures_payload_are_refused_or_give_a_usable_model() {
 }
 
 #[test]
+fn edited_neighbour_radii_of_a_diffusion_model_give_no_panic() {
+    // The kNN diffusion kernel stores each training point's k-th nearest squared
+    // distance (its ball), which new points' searches use as a bound. A ball edited
+    // smaller than that distance (here −1 or 1e-300 written over the payload bytes
+    // 3400..3440, which hold some of them) once left a search with fewer than k
+    // candidates and panicked ("fewer than k candidates", payload byte 3419 = −1); the
+    // query is now answered alone and exactly.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/dmaps-knn-diffusion.oose");
+    let bytes = std::fs::read(path).unwrap();
+    let m = Model::from_bytes(&bytes).unwrap();
+    let z = Mat::from_fn(40, m.input_width(), |i, j| ((7 * i + j) as f64).sin());
+    let mut decoded = 0;
+    for at in 3400..3440 {
+        for v in [-1.0f64, 1e-300] {
+            let b = crafted(&bytes, |p| p[at..at + 8].copy_from_slice(&v.to_le_bytes()));
+            let Ok(m) = Model::from_bytes(&b) else {
+                continue;
+            };
+            decoded += 1;
+            let e = m.extend(z.as_ref()).unwrap();
+            assert!(e.coordinates.as_ref().is_all_finite(), "@{at} = {v}");
+        }
+    }
+    assert!(decoded >= 40, "{decoded} decoded");
+}
+
+#[test]
 fn a_readers_refusal_is_named_in_the_error() {
     let x = oose::datasets::s_curve(40, 0.0, 3).points;
     let v = Values::new().with("epsilon", 1.5);

@@ -94,22 +94,21 @@ impl Scratch {
     /// The k-th smallest candidate distance.
     fn kth(&mut self, k: usize) -> f64 {
         self.bits.resize(self.cand.len(), 0);
-        kth_smallest(&self.cand, f64::INFINITY, k, &mut self.bits)
+        kth_smallest(&self.cand, f64::INFINITY, k, &mut self.bits).expect("k candidates")
     }
 }
 
-/// The k-th smallest of the candidate distances at most `bound` (there are at least
-/// k; `bits` holds at least as many entries as `cand`). Squared distances are ≥ +0 and
-/// never NaN, so their bit patterns order as they do.
+/// The k-th smallest of the candidate distances at most `bound`, `None` when fewer
+/// than k are (`bits` holds at least as many entries as `cand`). Squared distances are
+/// ≥ +0 and never NaN, so their bit patterns order as they do.
 #[inline]
-fn kth_smallest(cand: &[(u32, f64)], bound: f64, k: usize, bits: &mut [u64]) -> f64 {
+fn kth_smallest(cand: &[(u32, f64)], bound: f64, k: usize, bits: &mut [u64]) -> Option<f64> {
     let mut m = 0;
     for &(_, d) in cand {
         bits[m] = d.to_bits();
         m += usize::from(d <= bound);
     }
-    assert!(m >= k, "fewer than k candidates");
-    f64::from_bits(*bits[..m].select_nth_unstable(k - 1).1)
+    (m >= k).then(|| f64::from_bits(*bits[..m].select_nth_unstable(k - 1).1))
 }
 
 /// The queries every search structure answers, in tree positions.

@@ -338,7 +338,8 @@ impl<const D: usize> Grouped for Tree<D> {
                 bound = bound.min(widen(r2p.sqrt() + sq_dist(&q, &p).sqrt()));
             }
             let n = self.scan(&q, &s.leaves, |_| bound, &mut s.cand);
-            let r2q = kth_smallest(&s.cand[..n], bound, k, &mut s.bits);
+            // Both bounds come from distances measured here, so k points lie within.
+            let r2q = kth_smallest(&s.cand[..n], bound, k, &mut s.bits).expect("k candidates");
             out.push(&s.cand[..n], r2q);
             prev = Some((q, r2q));
         }
@@ -407,12 +408,24 @@ impl<const D: usize> Grouped for Tree<D> {
         }
         let reach = s.bounds.iter().fold(0.0f64, |a, &b| a.max(b));
         self.prepare_scan(&lo, &hi, reach, s);
-        for (q, &bound) in qs.chunks_exact(D).zip(&s.bounds) {
+        for (j, q) in qs.chunks_exact(D).enumerate() {
+            let bound = s.bounds[j];
             let q: [f64; D] = std::array::from_fn(|k| q[k]);
             // Every point within the bound or within its own ball.
             let n = self.scan(&q, &s.leaves, |m| bound.max(m), &mut s.cand);
-            let r2q = kth_smallest(&s.cand[..n], bound, k, &mut s.bits);
-            self.push_links(&s.cand[..n], r2q, ids, out);
+            match kth_smallest(&s.cand[..n], bound, k, &mut s.bits) {
+                Some(r2q) => self.push_links(&s.cand[..n], r2q, ids, out),
+                // Fewer than k within the bound: a ball is smaller than its point's
+                // k-th nearest distance, which no fitted index has but a model file
+                // edited with a valid checksum can. The query is answered alone.
+                None => {
+                    let mut alone = Scratch::default();
+                    alone.reset(k);
+                    self.nearest(&q, k, true, &mut alone);
+                    let r2q = alone.kth(k);
+                    push_mirror(&alone, r2q, ids, out);
+                }
+            }
             ends.push(out.len());
         }
     }
