@@ -226,8 +226,9 @@ fn pick<'a, T>(rng: &mut Rng, v: &'a [T]) -> &'a T {
     &v[rng.below(v.len())]
 }
 
-/// Numbers that break arithmetic, as little-endian bytes of an f64.
-const SPECIAL: [f64; 9] = [
+/// Numbers that break arithmetic, as little-endian bytes of an f64 (−1: negative where
+/// only non-negative values are stored, a distance or a radius).
+const SPECIAL: [f64; 10] = [
     f64::NAN,
     f64::INFINITY,
     f64::NEG_INFINITY,
@@ -237,6 +238,7 @@ const SPECIAL: [f64; 9] = [
     -0.0,
     5e-324,
     1e-300,
+    -1.0,
 ];
 
 fn model_case(seeds: &Seeds, seed: u64) -> Outcome {
