@@ -204,24 +204,25 @@ fn isomap_and_landmark_mds_fit_extend_and_report() {
     );
 }
 
-#[test]
-fn demo_mds_shows_projection_against_restricted_reconstruction() {
-    let d = dir("demo-mds");
-    let out = oose(&[
+/// `oose demo --method <method> --n <n>` in a fresh directory (returned, with the
+/// demo.png it holds), which must succeed; its standard output.
+fn demo(method: &str, n: usize) -> (common::Scratch, String) {
+    let d = dir(&format!("demo-{method}-{n}"));
+    let out = succeeds(&[
         "demo",
         "--method",
-        "mds",
+        method,
         "--output-dir",
         &d.to_string_lossy(),
         "--n",
-        "300",
+        &n.to_string(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = String::from_utf8(out.stdout).unwrap();
+    (d, String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn demo_mds_shows_projection_against_restricted_reconstruction() {
+    let (_d, s) = demo("mds", 300);
     assert!(
         s.contains("restricted reconstruction y*") && s.contains("arc from projection"),
         "{s}"
@@ -242,22 +243,7 @@ fn demo_takes_every_method_fitted_on_points() {
         ("lle", "Locally linear embedding", false),
         ("autoencoder", "Autoencoder", true),
     ] {
-        let d = dir(&format!("demo-{method}"));
-        let out = oose(&[
-            "demo",
-            "--method",
-            method,
-            "--output-dir",
-            &d.to_string_lossy(),
-            "--n",
-            "300",
-        ]);
-        assert!(
-            out.status.success(),
-            "{method}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let s = String::from_utf8(out.stdout).unwrap();
+        let (d, s) = demo(method, 300);
         assert!(s.contains(&format!("method: {about}")), "{s}");
         assert!(s.contains("relative extension error"), "{s}");
         assert!(
@@ -274,17 +260,7 @@ fn demo_takes_every_method_fitted_on_points() {
             .starts_with(b"\x89PNG"));
     }
     // 18 training points: no p-value reaches α = 0.01, and the demo says so.
-    let d = dir("demo-few");
-    let out = oose(&[
-        "demo",
-        "--method",
-        "pca",
-        "--output-dir",
-        &d.to_string_lossy(),
-        "--n",
-        "20",
-    ]);
-    let s = String::from_utf8(out.stdout).unwrap();
+    let (_d, s) = demo("pca", 20);
     assert!(
         s.contains("none can be flagged at alpha = 0.01 with 18 training points"),
         "{s}"
