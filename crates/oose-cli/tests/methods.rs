@@ -236,12 +236,14 @@ fn demo_mds_shows_projection_against_restricted_reconstruction() {
 #[test]
 fn demo_takes_every_method_fitted_on_points() {
     // The registry's methods, not a list of the demo's own: the neighbour embeddings
-    // (exact on training points), LLE (not exact there) and the autoencoder.
+    // (exact on training points), LLE and MVU (not exact there; MVU with the demo's
+    // landmarks) and the autoencoder.
     for (method, about, exact) in [
         ("tsne", "t-SNE", true),
         ("umap", "UMAP", true),
         ("lle", "Locally linear embedding", false),
         ("autoencoder", "Autoencoder", true),
+        ("mvu", "Maximum variance unfolding", false),
     ] {
         let (d, s) = demo(method, 300);
         assert!(s.contains(&format!("method: {about}")), "{s}");
