@@ -4,9 +4,10 @@
 //! prints the time of the exact graph (kd-tree or brute force), of the approximate one
 //! (NN-descent), and the approximate graph's recall against the exact one; with a
 //! third argument QUERIES.npy, the time and recall of the QK (fourth argument, default
-//! 10) nearest training points of each query by exact search and by the graph walk
-//! (`GraphIndex` over the first 15 exact neighbours, as t-SNE's transform keeps them;
-//! the median of five searches). The
+//! 10) nearest training points of each query by exact search, by the graph walk
+//! (`GraphIndex` over the first 15 exact neighbours, as models before format 9 keep
+//! them) and by the inverted lists t-SNE's and UMAP's transform now keep
+//! (`TrainingSearch`; the median of five searches each). The
 //! environment variables TREES, MC (most candidates), LEAF and ROUNDS override
 //! NN-descent's defaults.
 
@@ -61,23 +62,43 @@ fn main() {
         let t = Instant::now();
         let index = oose::neighbors::GraphIndex::new(x.as_ref(), &lists, 0);
         let t_build = t.elapsed().as_secs_f64();
-        let mut times = Vec::new();
-        let mut walk = None;
-        for _ in 0..5 {
-            let t = Instant::now();
-            walk = Some(index.search(q.as_ref(), qk));
-            times.push(t.elapsed().as_secs_f64());
-        }
-        times.sort_by(f64::total_cmp);
-        let t_walk = times[2];
+        let (t_walk, walk) = median_of_five(|| index.search(q.as_ref(), qk));
         println!(
             "{} queries, k = {qk}: exact {t_exact:.3} s, graph walk {t_walk:.3} s (median of 5; \
              {:.2} µs a query; index built in {t_build:.3} s), recall {:.4}",
             q.nrows(),
             t_walk / q.nrows() as f64 * 1e6,
-            oose::neighbors::recall(&walk.expect("five searches").0, &truth.0)
+            oose::neighbors::recall(&walk.0, &truth.0)
+        );
+        let t = Instant::now();
+        let search = oose::neighbors::TrainingSearch::new(
+            oose::neighbors::GraphMethod::Approximate,
+            x.as_ref(),
+        );
+        let t_fit = t.elapsed().as_secs_f64();
+        let (times, found) = median_of_five(|| search.search(x.as_ref(), q.as_ref(), qk, 0));
+        println!(
+            "inverted lists ({}; made in {t_fit:.2} s, index at the first search): {:.3} s \
+             (median of 5; {:.2} µs a query), recall {:.4}",
+            search.lists().unwrap_or_default(),
+            times,
+            times / q.nrows() as f64 * 1e6,
+            oose::neighbors::recall(&found.0, &truth.0)
         );
     }
+}
+
+/// The median time of five runs of `f` (and its last result).
+fn median_of_five<T>(mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..5 {
+        let t = Instant::now();
+        last = Some(f());
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    (times[2], last.expect("five runs"))
 }
 
 fn tuned(k: usize) -> oose::neighbors::Descent {

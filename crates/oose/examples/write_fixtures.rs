@@ -93,6 +93,19 @@ fn fixtures() -> Vec<Fixture> {
         }
     });
     let (x, z) = (x.as_ref(), z.as_ref());
+    // t-SNE with new points' neighbours searched approximately (the walk before format
+    // 9, the inverted lists after).
+    let tsne_searching_approximately = || -> Model {
+        Tsne {
+            perplexity: 10.0,
+            max_iter: 300,
+            transform_search: oose::neighbors::GraphMethod::Approximate,
+            ..Default::default()
+        }
+        .fit(x)
+        .unwrap()
+        .into()
+    };
     let gauss = |e: f64| Kernel::Gaussian {
         epsilon: Epsilon::Value(e),
     };
@@ -518,6 +531,12 @@ fn fixtures() -> Vec<Fixture> {
             z,
             false,
         ),
+        // Written by the code of 88226b7 (format 8, before the inverted lists): new
+        // points searched by the walk on the stored graph lists, as every file before
+        // format 9 keeps searching.
+        fix("tsne-walk", tsne_searching_approximately(), z, false),
+        // Added with the inverted lists (format 9, 0.5.0): new points searched by them.
+        fix("tsne-lists", tsne_searching_approximately(), z, false),
         // Added with the method (0.5.0), by the code of its first commit.
         fix(
             "umap",

@@ -249,6 +249,8 @@ fn format_8_writes_the_residual_factor_s_lower_triangle() {
     for old in [&v6, &v7] {
         let m = Model::from_bytes(old).unwrap();
         assert_eq!(m, m8);
-        assert_eq!(m.to_bytes(), v8);
+        // The same payload (format 9 changed nothing in kernel PCA's; the header
+        // names today's format).
+        assert_eq!(m.to_bytes()[24..], v8[24..]);
     }
 }

@@ -182,7 +182,7 @@ fn the_approximate_graph_reports_its_recall() {
     assert!(knn_accuracy(m.embedding(), &labels) > 0.95);
 }
 
-/// The transform's graph walk: training points placed exactly, rows independent of
+/// The approximate transform search: training points placed exactly, rows independent of
 /// the batch, and new points where the exact search puts them (almost all).
 #[test]
 fn the_approximate_transform_search_is_exact_on_training_points() {

@@ -278,8 +278,9 @@ class TSNE(_StrategyOption, _Embedding):
         in more than 16 dimensions).
     transform_search : str, default="auto"
         How ``transform`` finds a new point's nearest training points: ``exact``,
-        ``approximate`` (a walk on the kNN graph; a training point is still found
-        exactly, so the extension stays exact on training points) or ``auto``
+        ``approximate`` (inverted lists, ``info_["transform_search_lists"]``; a training
+        point is still found exactly, so the extension stays exact on training points) or
+        ``auto``
         (approximate from 20000 training points in more than 16 dimensions).
     strategy : str, default="interpolation"
         How ``transform`` places new points: ``interpolation`` (the weighted median of
@@ -430,9 +431,9 @@ class UMAP(_StrategyOption, _Embedding):
         more than 16 dimensions).
     transform_search : str, default="auto"
         How ``transform`` finds a new point's nearest training points: ``exact``,
-        ``approximate`` (a walk on the kNN graph; a training point is still found
-        exactly) or ``auto`` (approximate from 20000 training points in more than 16
-        dimensions).
+        ``approximate`` (inverted lists, ``info_["transform_search_lists"]``; a training
+        point is still found exactly) or ``auto`` (approximate from 20000 training points
+        in more than 16 dimensions).
     strategy : str, default="interpolation"
         How ``transform`` places new points: ``interpolation`` or ``optimize`` (above).
 

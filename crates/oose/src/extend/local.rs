@@ -46,30 +46,34 @@ impl KnnIndex {
     /// From the fit's kNN graph of `x`, with the search for new points that `search`
     /// asks for ([`TrainingSearch::new`]).
     pub(crate) fn new(x: MatRef<'_, f64>, graph: &KnnGraph, search: GraphMethod) -> Self {
-        let idx = &graph.neighbours.0;
         KnnIndex {
             graph: graph.method,
             recall: graph.recall,
-            search: TrainingSearch::new(search, x.nrows(), x.ncols(), idx),
+            search: TrainingSearch::new(search, x),
         }
     }
 
-    /// Whether the recall is in [0, 1] and the search fits N training points.
-    pub(crate) fn is_consistent(&self, n: usize) -> bool {
-        (0.0..=1.0).contains(&self.recall) && self.search.is_consistent(n)
+    /// Whether the recall is in [0, 1] and the search fits N training points of width
+    /// `dim`.
+    pub(crate) fn is_consistent(&self, n: usize, dim: usize) -> bool {
+        (0.0..=1.0).contains(&self.recall) && self.search.is_consistent(n, dim)
     }
 
-    /// The `knn_graph`, `knn_recall` and `transform_search` lines of `info`.
+    /// The `knn_graph`, `knn_recall` and `transform_search` lines of `info` (and
+    /// `transform_search_lists` where new points are searched by inverted lists).
     pub(crate) fn info(&self, v: &mut Vec<(String, String)>) {
         v.push(("knn_graph".into(), self.graph.name().into()));
         crate::model::specs::put_debug(v, "knn_recall", self.recall);
         v.push(("transform_search".into(), self.search.name().into()));
+        if let Some(lists) = self.search.lists() {
+            v.push(("transform_search_lists".into(), lists));
+        }
     }
 }
 
 /// The rows of `new`, checked against the training points `x`, placed by [`interpolate`]
 /// from the first `kt` of their `k` nearest training points: those of `near` where the
-/// caller searched every row with at least `k`, else `search`'s (its walk seeded by
+/// caller searched every row with at least `k`, else `search`'s (a walk seeded by
 /// `seed`). The reliability columns are computed at the training data's scale `eps0`,
 /// or left NaN where it is `None` (only the coordinates wanted). Returns the neighbours
 /// too, for a method's `optimize` (t-SNE's and UMAP's `place`).
@@ -101,7 +105,7 @@ pub(crate) fn place(
 }
 
 /// The training points' rows: the search's row-major copy where it has one (a row is
-/// contiguous, and the walk has just read the neighbours' rows), else the matrix.
+/// contiguous, and the search has just read the neighbours' rows), else the matrix.
 #[derive(Clone, Copy)]
 pub(crate) enum Rows<'a> {
     Copy(&'a [f64]),

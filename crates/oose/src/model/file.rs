@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Magic bytes at the start of every model file.
 pub const MAGIC: [u8; 8] = *b"OOSE\0MDL";
 /// Newest format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 const HEADER_LEN: usize = 8 + 4 + 8 + 4;
 
 thread_local! {

@@ -157,7 +157,7 @@ macro_rules! neighbour_embedding_fitted {
             new: faer::MatRef<'_, f64>,
             k: usize,
         ) -> Option<$crate::neighbors::Neighbours> {
-            // Exact, or by a walk on the kNN graph (`transform_search`).
+            // Exact, or by inverted lists (`transform_search`).
             let x = self.x.view();
             Some(self.index.search.search(x, new, k, self.params.seed))
         }

@@ -22,8 +22,8 @@ crate::model::params::param_specs! {
 
     /// How a neighbour embedding (t-SNE, UMAP) finds new points' nearest training points.
     pub TRANSFORM_SEARCH: "transform_search", "transform-search", Kind::Choice(crate::neighbors::GraphMethod::NAMES),
-        "How new points' nearest training points are found: exact, approximate (a walk on \
-        the kNN graph; training points still found exactly) or auto (approximate from 20000 \
+        "How new points' nearest training points are found: exact, approximate (inverted \
+        lists; training points still found exactly) or auto (approximate from 20000 \
         training points in more than 16 dimensions).";
 }
 

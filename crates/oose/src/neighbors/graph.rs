@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 /// Points from which `auto` takes the approximate graph: below, the exact brute force
 /// (GEMM tiles) is about as fast (60000 × 50 with k = 91: 8.7 s exact on 2 cores).
 pub const APPROXIMATE_FROM: usize = 100_000;
-/// Training points from which `auto` answers new points' neighbour queries by a walk
-/// on the kNN graph ([`super::GraphIndex`]): one exact query costs N distances at GEMM
-/// speed, a walk a few hundred.
+/// Training points from which `auto` answers new points' neighbour queries by inverted
+/// lists ([`super::TrainingSearch`]): one exact query costs N distances, the lists a few
+/// thousand, measured for many queries at once.
 pub const APPROXIMATE_QUERIES_FROM: usize = 20_000;
 /// Points whose exact neighbours measure an approximate graph's recall.
 const RECALL_SAMPLE: usize = 500;

@@ -33,7 +33,7 @@ mod mlp;
 mod train;
 
 /// Training points from which the novelty score's neighbours come from NN-descent and
-/// new points' from a walk on its graph (in more than 16 dimensions), as UMAP's: an
+/// new points' from inverted lists (in more than 16 dimensions), as UMAP's: an
 /// exact graph of 60000 Fashion-MNIST images costs a minute, longer than 20 epochs.
 const APPROXIMATE_GRAPH_FROM: usize = 20_000;
 
@@ -297,7 +297,7 @@ fn fit_network<P: Clone + Sync>(
             s.seed,
         )?;
         let (idx, dist) = &graph.neighbours;
-        fitted.search = TrainingSearch::new(GraphMethod::Auto, n, dim, idx);
+        fitted.search = TrainingSearch::new(GraphMethod::Auto, x);
         fitted.fit_novelty = Pending::new(Novelty::from_graph(x, idx, dist));
     }
     Ok(fitted)
@@ -318,7 +318,8 @@ pub struct FittedNetwork<P> {
     train_loss: Vec<f64>,
     validation_loss: Vec<f64>,
     best_epoch: usize,
-    /// Seed of the walk's starting points when new points are searched on the graph.
+    /// Seed of the walk's starting points when new points are searched on the graph (a
+    /// model written before format 9).
     seed: u64,
     /// How new points' nearest training points are found (the novelty score's).
     search: TrainingSearch,
@@ -460,7 +461,7 @@ impl<P: Sync> FittedNetwork<P> {
             && self.encoder.widths() == Some((width, code))
             && self.decoder.widths() == Some((self.n_components, width))
             && self.best_epoch <= self.train_loss.len()
-            && self.search.is_consistent(n)
+            && self.search.is_consistent(n, width)
     }
 }
 

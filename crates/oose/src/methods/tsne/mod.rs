@@ -113,8 +113,8 @@ pub struct Tsne {
     pub transform_neighbors: usize,
     /// How the kNN graph of P is found (default `auto`: exact below 100000 points).
     pub neighbors: GraphMethod,
-    /// How new points' nearest training points are found (default `auto`: a walk on
-    /// the kNN graph from 20000 training points in more than 16 dimensions).
+    /// How new points' nearest training points are found (default `auto`: inverted
+    /// lists from 20000 training points in more than 16 dimensions).
     pub transform_search: GraphMethod,
 }
 
@@ -400,7 +400,7 @@ impl FittedTsne {
         let n = self.x.nrows();
         self.embedding.is_shape(n, self.params.n_components)
             && self.reliability_epsilon > 0.0
-            && self.index.is_consistent(n)
+            && self.index.is_consistent(n, self.x.ncols())
             && self.params.transform_neighbors >= 1
             && self.params.transform_neighbors <= n
     }

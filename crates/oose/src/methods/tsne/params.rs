@@ -136,6 +136,14 @@ impl Method for Tsne {
                     .with("method", "exact")
                     .with("init", "random"),
             ),
+            // New points' neighbours by inverted lists (maths §6), as from 20000 points.
+            Configuration::exact(
+                "lists-search",
+                Values::new()
+                    .with("perplexity", 10.0)
+                    .with("max_iter", 260usize)
+                    .with("transform_search", "approximate"),
+            ),
         ]
     }
 

@@ -99,8 +99,8 @@ pub struct Umap {
     /// How the kNN graph is found (default `auto`: NN-descent from 20000 points in more
     /// than 16 dimensions, else exact).
     pub neighbors: GraphMethod,
-    /// How new points' nearest training points are found (default `auto`: a walk on the
-    /// kNN graph from 20000 training points in more than 16 dimensions).
+    /// How new points' nearest training points are found (default `auto`: inverted lists
+    /// from 20000 training points in more than 16 dimensions).
     pub transform_search: GraphMethod,
 }
 
@@ -436,7 +436,7 @@ impl FittedUmap {
             && self.b > 0.0
             && self.epochs >= 1
             && self.mean_distance >= 0.0
-            && self.index.is_consistent(n)
+            && self.index.is_consistent(n, self.x.ncols())
             && self.params.check(n).is_ok()
     }
 }

@@ -123,6 +123,14 @@ impl Method for Umap {
                     .with("n_epochs", 60usize)
                     .with("metric", "correlation"),
             ),
+            // New points' neighbours by inverted lists (maths §6), as from 20000 points.
+            Configuration::exact(
+                "lists-search",
+                Values::new()
+                    .with("n_neighbors", 8usize)
+                    .with("n_epochs", 60usize)
+                    .with("transform_search", "approximate"),
+            ),
         ]
     }
 

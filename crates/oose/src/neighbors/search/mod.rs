@@ -8,13 +8,15 @@
 //! walked in an order that puts nearby rows one after the other (what one walk reads is
 //! then in cache for the next); the order changes no row's result.
 
+mod inverted;
+mod training;
+
 use super::descent::sq;
-use super::{GraphMethod, Neighbours};
+use super::Neighbours;
 use crate::rng::Rng;
 use faer::MatRef;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
+pub use training::{TrainingSearch, SEARCH_DEGREE};
 
 /// Seed points every search starts from.
 const SEEDS: usize = 64;
@@ -595,96 +597,6 @@ fn batch_order(x: MatRef<'_, f64>) -> Order {
             1.0
         },
     )
-}
-
-/// Neighbours per training point a [`TrainingSearch`] keeps for its walk.
-pub const SEARCH_DEGREE: usize = 15;
-
-/// The search for new points' nearest training points that a fitted model keeps: exact,
-/// or a walk on its training kNN graph (the first [`SEARCH_DEGREE`] neighbours of each
-/// point). Only the graph's lists are stored; the walk's index is built on first use.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TrainingSearch {
-    /// The first neighbours of every training point, row after row (empty: exact).
-    graph: Vec<u32>,
-    #[serde(skip)]
-    index: IndexCache,
-}
-
-/// The walk's index: no part of a model's value, built on first use.
-type IndexCache = crate::model::method::Cache<OnceLock<GraphIndex>>;
-
-impl TrainingSearch {
-    /// Exact search when `method` resolves to exact for `n` training points in `dim`
-    /// dimensions (`GraphMethod::resolve_queries`), else a walk on `graph` (each
-    /// training point's neighbours, nearest first).
-    pub fn new(method: GraphMethod, n: usize, dim: usize, graph: &[Vec<usize>]) -> Self {
-        if method.resolve_queries(n, dim) != GraphMethod::Approximate {
-            return TrainingSearch::default();
-        }
-        let g = graph
-            .iter()
-            .map(Vec::len)
-            .min()
-            .unwrap_or(0)
-            .min(SEARCH_DEGREE);
-        TrainingSearch {
-            graph: graph
-                .iter()
-                .flat_map(|r| r[..g].iter().map(|&j| j as u32))
-                .collect(),
-            index: IndexCache::default(),
-        }
-    }
-
-    /// Whether new points are searched exactly.
-    pub fn is_exact(&self) -> bool {
-        self.graph.is_empty()
-    }
-
-    /// `exact` or `approximate`.
-    pub fn name(&self) -> &'static str {
-        if self.is_exact() {
-            "exact"
-        } else {
-            "approximate"
-        }
-    }
-
-    /// The k nearest rows of `x` (the training points) for every row of `new`; `seed`
-    /// draws the walk's starting points.
-    pub fn search(
-        &self,
-        x: MatRef<'_, f64>,
-        new: MatRef<'_, f64>,
-        k: usize,
-        seed: u64,
-    ) -> Neighbours {
-        if self.is_exact() {
-            return super::knn(new, x, k, false);
-        }
-        let index = self.index.0.get_or_init(|| {
-            let g = self.graph.len() / x.nrows();
-            GraphIndex::from_lists(x, |i| &self.graph[i * g..(i + 1) * g], seed)
-        });
-        index.search(new, k)
-    }
-
-    /// The training points row after row, where the walk's index has been built (its
-    /// copy of the rows; a row is contiguous there, and recently walked rows are in
-    /// cache).
-    pub(crate) fn row_major(&self) -> Option<&[f64]> {
-        self.index.0.get().map(|g| g.x.as_slice())
-    }
-
-    /// Whether the stored lists fit `n` training points.
-    pub fn is_consistent(&self, n: usize) -> bool {
-        self.graph.is_empty()
-            || (n > 0
-                && self.graph.len().is_multiple_of(n)
-                && self.graph.len() >= n
-                && self.graph.iter().all(|&j| (j as usize) < n))
-    }
 }
 
 #[cfg(test)]
