@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # New points' nearest training points (what t-SNE's and UMAP's `interpolation` needs:
-# k = 16, maths §12): oose's graph walk against maintained approximate-nearest-
-# neighbour libraries (hnswlib, faiss) in one run, on Fashion-MNIST from Debian's
+# k = 16, maths §12): oose's inverted lists (what models search by from format 9) and
+# its graph walk (older files) against maintained approximate-nearest-neighbour
+# libraries (hnswlib, faiss) in one run, on Fashion-MNIST from Debian's
 # dataset-fashion-mnist, PCA to 50 dimensions fitted on the 60000 training images, the
 # 10000 test images as queries; time a query and recall against the exact neighbours,
 # on two threads. The peers live in .venv-ann.
