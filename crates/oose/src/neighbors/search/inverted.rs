@@ -104,22 +104,38 @@ fn calibrate(kernel: Kernel, xc: &[f32], w: usize, centroids: &[f32], label: &[u
         .zip(sample.par_chunks(GROUP))
         .flat_map_iter(|(rows, points)| {
             let near = nearest(kernel, rows, w, &all, k + 1);
-            let order = nearest(kernel, rows, w, &by_centroid, c);
+            // Each row's distances to every centroid; a list's rank among a row's
+            // probes is the number of centroids before it by (distance, index), as the
+            // probes are chosen.
+            let qs: Vec<&[f32]> = rows.chunks_exact(w).collect();
+            let mut to_centroids = vec![vec![0.0f32; c]; qs.len()];
+            let mut d: Out = [[0.0; LANES]; GROUP];
+            for t in 0..by_centroid.count() {
+                let (data, norms, ids) = by_centroid.tile(t);
+                kernel.run(&qs, (data, norms), &By::ALL, &mut d);
+                for (row, d) in to_centroids.iter_mut().zip(&d) {
+                    for (&j, &v) in ids.iter().zip(d).filter(|(&j, _)| j != u32::MAX) {
+                        row[j as usize] = v;
+                    }
+                }
+            }
             points
                 .iter()
+                .zip(&to_centroids)
                 .enumerate()
-                .map(|(a, &s)| {
-                    let mut rank = vec![c; c];
-                    for (r, &j) in order[a * c..(a + 1) * c].iter().enumerate() {
-                        if j != u32::MAX {
-                            rank[j as usize] = r;
+                .map(|(a, (&s, dc))| {
+                    let rank = |l: usize| {
+                        if dc[l].is_nan() {
+                            return c;
                         }
-                    }
+                        let before = |(j, &v): (usize, &f32)| v < dc[l] || (v == dc[l] && j < l);
+                        dc.iter().enumerate().filter(|&e| before(e)).count()
+                    };
                     near[a * (k + 1)..(a + 1) * (k + 1)]
                         .iter()
                         .filter(|&&j| j != u32::MAX && j as usize != s)
                         .take(k)
-                        .map(|&j| rank[label[j as usize] as usize])
+                        .map(|&j| rank(label[j as usize] as usize))
                         .collect()
                 })
                 .collect::<Vec<_>>()

@@ -47,28 +47,6 @@ impl TrainingSearch {
         }
     }
 
-    /// The search of a model written before format 9: a walk on `graph` (each training
-    /// point's neighbours, nearest first) when `method` resolves to approximate for `n`
-    /// points in `dim` dimensions.
-    pub fn walk(method: GraphMethod, n: usize, dim: usize, graph: &[Vec<usize>]) -> Self {
-        if method.resolve_queries(n, dim) != GraphMethod::Approximate {
-            return TrainingSearch::default();
-        }
-        let g = graph
-            .iter()
-            .map(Vec::len)
-            .min()
-            .unwrap_or(0)
-            .min(SEARCH_DEGREE);
-        TrainingSearch {
-            graph: graph
-                .iter()
-                .flat_map(|r| r[..g].iter().map(|&j| j as u32))
-                .collect(),
-            ..TrainingSearch::default()
-        }
-    }
-
     /// Whether new points are searched exactly.
     pub fn is_exact(&self) -> bool {
         self.graph.is_empty() && self.lists.is_empty()

@@ -192,3 +192,44 @@ fn edited_lists_are_inconsistent() {
     assert!(!lists.is_consistent(n + 1, w));
     assert!(!lists.is_consistent(n, w + 1));
 }
+
+#[test]
+fn the_probed_count_is_the_fewest_nearest_lists_holding_99_percent_of_the_sample() {
+    // The calibration recomputed here from the probes' own order (every centroid
+    // ranked by `nearest`) and the exact neighbours in double precision.
+    for (clusters, w, seed) in [(9, 20, 3), (4, 5, 8)] {
+        let (x, _) = clustered((3000, 1, w), (clusters, 3.0, 0.0), seed);
+        let (lists, _) = index_of(x.as_ref());
+        let n = x.nrows();
+        let c = lists.ends.len();
+        let mut label = vec![0usize; n];
+        for j in 0..c {
+            for &i in lists.list(j) {
+                label[i as usize] = j;
+            }
+        }
+        let sample = Rng::new(SEED ^ 1).sample_indices(n, CALIBRATION_SAMPLE.min(n));
+        let rows = crate::linalg::row_major(x.as_ref());
+        let xc = centred(&rows, w, &lists.mean);
+        let sample_rows: Vec<f32> = sample
+            .iter()
+            .flat_map(|&i| xc[i * w..(i + 1) * w].to_vec())
+            .collect();
+        let tiles = Tiles::of_rows(&lists.centroids, w, None);
+        let order = nearest(Kernel::Plain, &sample_rows, w, &tiles, c);
+        let (near, _) = knn_brute(x.as_ref(), x.as_ref(), CALIBRATION_K, true);
+        let mut ranks = Vec::new();
+        for (a, &s) in sample.iter().enumerate() {
+            let o = &order[a * c..(a + 1) * c];
+            for &j in &near[s] {
+                ranks.push(o.iter().position(|&l| l as usize == label[j]).unwrap());
+            }
+        }
+        ranks.sort_unstable();
+        let want = ranks[(CALIBRATION_RECALL * ranks.len() as f64).ceil() as usize - 1] + 1;
+        assert_eq!(
+            lists.probes as usize, want,
+            "{clusters} clusters in {w} dimensions"
+        );
+    }
+}
