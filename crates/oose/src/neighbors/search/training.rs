@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 pub const SEARCH_DEGREE: usize = 15;
 
 /// The search for new points' nearest training points that a fitted model keeps: exact,
-/// or approximate by inverted lists ([`inverted`], from format 9), or — in a model
+/// or approximate by inverted lists (maths §6, from format 9), or — in a model
 /// written before format 9 — by a walk on its training kNN graph (the first
 /// [`SEARCH_DEGREE`] neighbours of each point). Only the lists (or the graph's lists)
 /// are stored; the search's index is built on first use.

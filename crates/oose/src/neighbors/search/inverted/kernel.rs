@@ -75,9 +75,11 @@ impl Kernel {
         out: &mut Out,
     ) -> Masks {
         let (data, norms) = tile;
-        debug_assert!(!qs.is_empty() && qs.len() <= GROUP);
+        // The unsafe kernels read w values of each query and LANES × w of the tile.
+        assert!(!qs.is_empty() && qs.len() <= GROUP);
         let w = data.len() / LANES;
-        debug_assert!(qs.iter().all(|q| q.len() == w) && norms.len() == LANES);
+        assert!(data.len() == w * LANES && norms.len() == LANES);
+        assert!(qs.iter().all(|q| q.len() == w));
         match self {
             Kernel::Plain => plain(qs, data, norms, by, out),
             // SAFETY: `detect`/`all` give these only on a CPU with the features; the
