@@ -31,7 +31,7 @@
 
 mod kernel;
 
-use super::{row_hash, RowTable};
+use super::RowTable;
 use crate::neighbors::descent::sq;
 use crate::neighbors::Neighbours;
 use crate::rng::Rng;
@@ -168,11 +168,7 @@ impl Lists {
             return Lists::default();
         }
         let c = ((2.0 * (n as f64).sqrt()).round() as usize).clamp(1, n);
-        let mut mean = vec![0.0; w];
-        for r in x.chunks_exact(w) {
-            mean.iter_mut().zip(r).for_each(|(m, v)| *m += v);
-        }
-        mean.iter_mut().for_each(|m| *m /= n as f64);
+        let mean = crate::linalg::center::column_means(MatRef::from_row_major_slice(x, n, w));
         let xc = centred(x, w, &mean);
         if !xc.chunks_exact(w).all(|r| norm2(r).is_finite()) {
             // Beyond single precision: the exact search.
@@ -462,11 +458,7 @@ impl InvertedIndex {
     /// The index of the training points `x` (row-major, width `w`) over `lists` (which
     /// fit them: [`Lists::is_consistent`]).
     pub(crate) fn new(x: Vec<f64>, w: usize, lists: &Lists) -> InvertedIndex {
-        let n = x.len().checked_div(w).unwrap_or(0);
-        let rows = RowTable::new(
-            (0..n).map(|i| row_hash(x[i * w..(i + 1) * w].iter().copied())),
-            n,
-        );
+        let rows = RowTable::of_rows(&x, w);
         let xc = centred(&x, w, &lists.mean);
         let c = lists.ends.len();
         let mut points = Tiles::empty(w);
@@ -595,8 +587,8 @@ impl InvertedIndex {
             .iter()
             .map(|&i| (sq(z, self.point(i as usize)), i))
             .collect();
-        for i in self.rows.get(row_hash(z.iter().copied())) {
-            if self.point(i as usize) == z && !top.i[..top.len].contains(&i) {
+        for i in self.rows.equal(&self.x, z) {
+            if !top.i[..top.len].contains(&i) {
                 cand.push((0.0, i));
             }
         }

@@ -186,6 +186,7 @@ impl GraphIndex {
     }
 
     /// The training rows whose bits hash as `z`'s (candidates for being `z`).
+    #[cfg(test)]
     fn same_hash(&self, z: &[f64]) -> impl Iterator<Item = u32> + '_ {
         self.rows.get(row_hash(z.iter().copied()))
     }
@@ -340,7 +341,7 @@ impl GraphIndex {
         walk.fresh.clear();
         walk.marked.clear();
         let bit = 1u8 << g;
-        let equal = self.same_hash(z).filter(|&i| self.point(i) == z);
+        let equal = self.rows.equal(&self.x, z);
         for i in equal.chain(self.seeds.iter().copied()) {
             if marks.0[i as usize] & bit == 0 {
                 marks.0[i as usize] |= bit;
@@ -524,10 +525,7 @@ fn both_ways<'a>(n: usize, list: impl Fn(usize) -> &'a [u32]) -> (Vec<usize>, Ve
 fn hashed_rows(x: MatRef<'_, f64>) -> (Vec<f64>, RowTable, Order) {
     let w = x.ncols();
     let rows_x = crate::linalg::row_major(x);
-    let rows = RowTable::new(
-        (0..x.nrows()).map(|i| row_hash(rows_x[i * w..(i + 1) * w].iter().copied())),
-        x.nrows(),
-    );
+    let rows = RowTable::of_rows(&rows_x, w);
     (rows_x, rows, batch_order(x))
 }
 
@@ -556,6 +554,22 @@ impl RowTable {
             slots[s] = ((h >> 32) as u32, i as u32 + 1);
         }
         RowTable { slots }
+    }
+
+    /// The table of the rows of `x` (row-major, width `w`).
+    fn of_rows(x: &[f64], w: usize) -> RowTable {
+        let n = x.len().checked_div(w).unwrap_or(0);
+        RowTable::new(
+            (0..n).map(|i| row_hash(x[i * w..(i + 1) * w].iter().copied())),
+            n,
+        )
+    }
+
+    /// The rows of `x` (row-major, the table's rows) equal to `z` bit for bit.
+    fn equal<'a>(&'a self, x: &'a [f64], z: &'a [f64]) -> impl Iterator<Item = u32> + 'a {
+        let w = z.len();
+        self.get(row_hash(z.iter().copied()))
+            .filter(move |&i| x[i as usize * w..(i as usize + 1) * w] == *z)
     }
 
     /// The rows whose hash may be `h` (the upper half equal; the caller compares bits).
