@@ -9,6 +9,7 @@ mod brute;
 mod descent;
 mod graph;
 pub mod kdtree;
+pub(crate) mod ragged;
 mod search;
 
 pub use brute::knn_brute;

@@ -28,33 +28,31 @@ impl DiffusionCore {
         let eps = self.epsilon;
         let points = &self.indexes().points;
         let mut scratch = Scratch::default();
-        let mut links = Vec::new();
         let mut spans = vec![(0, 0); z.nrows()];
-        match self.spec.sparsity {
+        let links = match self.spec.sparsity {
             Sparsity::Knn(k) => {
                 // Rows come in locality order, cut into groups of nearby rows
                 // (extend_psi); a group shares one descent (PointIndex::mirror_group).
-                let mut qs = Vec::new();
-                let mut ends = Vec::new();
+                let (mut qs, mut found) = (Vec::new(), Links::new());
                 for g in groups.windows(2) {
                     let rows = g[0]..g[1];
                     qs.clear();
                     for r in rows.clone() {
                         qs.extend(z.row(r).iter().copied());
                     }
-                    ends.clear();
-                    let mut from = links.len();
-                    points.mirror_group(&qs, k, &mut scratch, &mut links, &mut ends);
-                    for (r, &to) in rows.zip(&ends) {
-                        spans[r] = (from, to);
-                        from = to;
+                    let first = found.len();
+                    points.mirror_group(&qs, k, &mut scratch, &mut found);
+                    for (r, span) in rows.zip(found.ranges_from(first)) {
+                        spans[r] = (span.start, span.end);
                     }
                 }
+                let mut links = found.into_items();
                 gaussian_in_place(&mut links, eps);
+                links
             }
             Sparsity::Threshold(eta) => {
                 let r2 = threshold_radius2(eps, eta);
-                let (mut qs, mut found, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+                let (mut qs, mut found, mut links) = (Vec::new(), Links::new(), Vec::new());
                 // Groups of 64 rows: one read of the training points per group when
                 // they are searched by brute force.
                 for (g, spans) in spans.chunks_mut(64).enumerate() {
@@ -63,11 +61,8 @@ impl DiffusionCore {
                         qs.extend(z.row(r).iter().copied());
                     }
                     found.clear();
-                    ends.clear();
-                    points.within_group(&qs, r2, &mut scratch, &mut found, &mut ends);
-                    let mut start = 0;
-                    for (span, &end) in spans.iter_mut().zip(&ends) {
-                        let row = &mut found[start..end];
+                    points.within_group(&qs, r2, &mut scratch, &mut found);
+                    for (span, row) in spans.iter_mut().zip(found.iter_mut()) {
                         row.sort_by_key(|p| p.0);
                         let from = links.len();
                         links.extend(
@@ -76,12 +71,12 @@ impl DiffusionCore {
                                 .filter(|p| p.1 >= eta),
                         );
                         *span = (from, links.len());
-                        start = end;
                     }
                 }
+                links
             }
             Sparsity::Dense => unreachable!("dense kernels use kernel blocks"),
-        }
+        };
         SparseRows { spans, links }
     }
 
@@ -114,19 +109,16 @@ impl DiffusionCore {
                 let batch = PointIndex::new(z);
                 let r2 = threshold_radius2(eps, eta);
                 batch.map_groups(|_, qs, s, sums| {
-                    let (mut found, mut ends) = (Vec::new(), Vec::new());
-                    batch.within_group(qs, r2, s, &mut found, &mut ends);
-                    let mut from = 0;
-                    for &to in &ends {
+                    let mut found = Links::new();
+                    batch.within_group(qs, r2, s, &mut found);
+                    for list in found.iter() {
                         // In the index's order, as query by query.
                         sums.push(
-                            found[from..to]
-                                .iter()
+                            list.iter()
                                 .map(|&(_, d)| (-d / eps).exp())
                                 .filter(|&w| w >= eta)
                                 .sum(),
                         );
-                        from = to;
                     }
                 })
             }

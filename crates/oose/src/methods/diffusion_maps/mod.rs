@@ -29,7 +29,7 @@ use crate::linalg::pivoted_cholesky::factorize;
 use crate::linalg::sparse::SymCsr;
 use crate::linalg::stored::StoredMat;
 use crate::methods::OutOfSample;
-use crate::neighbors::balls::{locality_groups, PointIndex, Scratch};
+use crate::neighbors::balls::{locality_groups, Links, PointIndex, Scratch};
 use crate::validate;
 use faer::{Mat, MatRef, Par};
 use rayon::prelude::*;

@@ -207,12 +207,10 @@ impl DiffusionKernel {
                 // follow from the balls (see `rows_from_balls`).
                 let points = PointIndex::new(x);
                 let balls = points.map_groups(|_, qs, s, out| {
-                    let (mut r2, mut found, mut ends) = (Vec::new(), Vec::new(), Vec::new());
-                    points.balls_group(qs, k, s, &mut r2, &mut found, &mut ends);
-                    let mut from = 0;
-                    for (&to, &r2) in ends.iter().zip(&r2) {
-                        out.push((r2, found[from..to].to_vec()));
-                        from = to;
+                    let (mut r2, mut found) = (Vec::new(), Links::new());
+                    points.balls_group(qs, k, s, &mut r2, &mut found);
+                    for (ball, &r2) in found.iter().zip(&r2) {
+                        out.push((r2, ball.to_vec()));
                     }
                 });
                 let (radii2, balls): (Vec<f64>, Vec<_>) = balls.into_iter().unzip();
@@ -226,18 +224,16 @@ impl DiffusionKernel {
                 let points = PointIndex::new(x);
                 let r2 = threshold_radius2(eps, eta);
                 let rows: Vec<Vec<(u32, f64)>> = points.map_groups(|_, qs, s, rows| {
-                    let (mut found, mut ends) = (Vec::new(), Vec::new());
-                    points.within_group(qs, r2, s, &mut found, &mut ends);
-                    let mut from = 0;
-                    for &to in &ends {
-                        let mut r: Vec<(u32, f64)> = found[from..to]
+                    let mut found = Links::new();
+                    points.within_group(qs, r2, s, &mut found);
+                    for list in found.iter() {
+                        let mut r: Vec<(u32, f64)> = list
                             .iter()
                             .map(|&(j, d)| (j as u32, w(d)))
                             .filter(|p| p.1 >= eta)
                             .collect();
                         r.sort_by_key(|p| p.0);
                         rows.push(r);
-                        from = to;
                     }
                 });
                 (Weights::Sparse(SymCsr::from_rows(rows)), Vec::new())
@@ -296,14 +292,11 @@ pub(crate) fn symmetric_rows<T: Send>(
 ) -> Vec<T> {
     index.map_groups(|g, qs, s, out| {
         let r2q: Vec<f64> = g.iter().map(|&i| r2[i as usize]).collect();
-        let (mut links, mut ends) = (Vec::new(), Vec::new());
-        index.links_group(qs, &r2q, s, &mut links, &mut ends);
-        let mut from = 0;
-        for &to in &ends {
-            let row = &mut links[from..to];
+        let mut links = Links::new();
+        index.links_group(qs, &r2q, s, &mut links);
+        for row in links.iter_mut() {
             row.sort_unstable_by_key(|p| p.0);
             out.push(f(row));
-            from = to;
         }
     })
 }

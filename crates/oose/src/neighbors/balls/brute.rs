@@ -5,8 +5,8 @@
 //! for the pairs a matrix product does not rule out (maths §1, [`Brute::scan_group`]).
 
 use super::{
-    push_mirror, queries_by, sq_dist, Containing, Grouped, KthOut, Nearest, Scratch, Search, Visit,
-    Within, LEAF,
+    push_mirror, queries_by, sq_dist, Containing, Grouped, KthOut, Links, Nearest, Ragged, Scratch,
+    Search, Visit, Within, LEAF,
 };
 use crate::kernel::distance::{sq_distance_blocks, sq_distances_in_order, DISTANCE_BLOCK};
 use faer::linalg::matmul::matmul;
@@ -369,36 +369,19 @@ impl Grouped for Brute {
             out.push(&e.cand, r2);
         }
     }
-    fn links_group(
-        &self,
-        qs: &[f64],
-        r2q: &[f64],
-        _ids: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
+    fn links_group(&self, qs: &[f64], r2q: &[f64], _: &[u32], s: &mut Scratch, out: &mut Links) {
         self.collect_group(qs, |r| r2q[r], true, s);
         // Tree positions are the indices: the links come sorted by index, once each.
         for e in &s.each[..r2q.len()] {
-            out.extend(e.cand.iter().map(|&(p, d)| (p as usize, d)));
-            ends.push(out.len());
+            out.push_list(e.cand.iter().map(|&(p, d)| (p as usize, d)));
         }
     }
-    fn mirror_group(
-        &self,
-        qs: &[f64],
-        k: usize,
-        ids: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
+    fn mirror_group(&self, qs: &[f64], k: usize, ids: &[u32], s: &mut Scratch, out: &mut Links) {
         let m = self.nearest_group(qs, k, true, s);
         for e in &mut s.each[..m] {
             let r2q = e.kth(k);
-            push_mirror(e, r2q, ids, out);
-            ends.push(out.len());
+            push_mirror(e, r2q, ids, out.items_mut());
+            out.close();
         }
     }
 }
@@ -443,13 +426,11 @@ impl Search for Brute {
         _dim: usize,
         r2: f64,
         s: &mut Scratch,
-        out: &mut Vec<(u32, f64)>,
-        ends: &mut Vec<usize>,
+        out: &mut Ragged<(u32, f64)>,
     ) {
         let m = self.collect_group(qs, |_| r2, false, s);
         for e in &s.each[..m] {
-            out.extend_from_slice(&e.cand);
-            ends.push(out.len());
+            out.push_list(e.cand.iter().copied());
         }
     }
     fn grouped(&self) -> Option<&dyn Grouped> {

@@ -25,6 +25,7 @@
 use faer::MatRef;
 
 use super::kdtree::MAX_DIM;
+use super::ragged::Ragged;
 
 mod brute;
 mod tree;
@@ -54,11 +55,16 @@ pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// Each query's points as `(original index, squared distance)`, a list per query.
+pub(crate) type Links = Ragged<(usize, f64)>;
+
 /// Reusable buffers of one querying thread.
 #[derive(Default)]
 pub struct Scratch {
     /// Candidates (tree position, squared distance).
     cand: Vec<(u32, f64)>,
+    /// A group's points within a radius (tree positions), a list per query.
+    found: Ragged<(u32, f64)>,
     /// Points whose ball holds the query (tree position, squared distance).
     members: Vec<(u32, f64)>,
     /// An upper bound of the k-th smallest squared distance seen so far (∞ at first).
@@ -118,20 +124,18 @@ trait Search: Send + Sync {
     fn nearest(&self, q: &[f64], k: usize, balls: bool, s: &mut Scratch);
     fn containing(&self, q: &[f64], out: &mut Vec<(u32, f64)>);
     /// [`Search::within`] for each query of a group (`qs`, row-major, `dim` wide) in
-    /// turn, the end of each query's points in `out` appended to `ends`; query by
-    /// query unless the structure does better.
+    /// turn, a list each in `out`; query by query unless the structure does better.
     fn within_group(
         &self,
         qs: &[f64],
         dim: usize,
         r2: f64,
         _s: &mut Scratch,
-        out: &mut Vec<(u32, f64)>,
-        ends: &mut Vec<usize>,
+        out: &mut Ragged<(u32, f64)>,
     ) {
         for q in qs.chunks_exact(dim) {
-            self.within(q, r2, out);
-            ends.push(out.len());
+            self.within(q, r2, out.items_mut());
+            out.close();
         }
     }
     /// The grouped queries, where the structure has them (the tree and brute force);
@@ -147,26 +151,8 @@ trait Search: Send + Sync {
 trait Grouped {
     /// Each query's exact k-th nearest squared distance (and ball) into `out`.
     fn kth_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: KthOut<'_>);
-    #[allow(clippy::too_many_arguments)]
-    fn links_group(
-        &self,
-        qs: &[f64],
-        r2q: &[f64],
-        ids: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    );
-    #[allow(clippy::too_many_arguments)]
-    fn mirror_group(
-        &self,
-        qs: &[f64],
-        k: usize,
-        ids: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    );
+    fn links_group(&self, qs: &[f64], r2q: &[f64], ids: &[u32], s: &mut Scratch, out: &mut Links);
+    fn mirror_group(&self, qs: &[f64], k: usize, ids: &[u32], s: &mut Scratch, out: &mut Links);
 }
 
 /// The three single queries of [`Search`], each a [`Visit`] passed to the structure's
@@ -300,35 +286,21 @@ impl PointIndex {
     }
 
     /// [`PointIndex::within`] for each query of a group (`qs`, row-major) with the one
-    /// squared radius `r2`, appended to `out` in turn, and after each query the length
-    /// of `out` to `ends`. The same points as query by query (in an order fixed by
-    /// the index); by brute force (above 16 dimensions) each block of points is read
-    /// once for the group.
-    pub fn within_group(
-        &self,
-        qs: &[f64],
-        r2: f64,
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
+    /// squared radius `r2`, a list each appended to `out` in turn. The same points as
+    /// query by query (in an order fixed by the index); by brute force (above 16
+    /// dimensions) each block of points is read once for the group.
+    pub(crate) fn within_group(&self, qs: &[f64], r2: f64, s: &mut Scratch, out: &mut Links) {
         let dim = self.check_group(qs, 1.min(self.len()));
-        let mut cand = std::mem::take(&mut s.cand);
-        cand.clear();
-        let mut inner = Vec::new();
-        self.search
-            .within_group(qs, dim, r2, s, &mut cand, &mut inner);
-        let mut from = 0;
-        for &to in &inner {
-            out.extend(
-                cand[from..to]
-                    .iter()
+        let mut found = std::mem::take(&mut s.found);
+        found.clear();
+        self.search.within_group(qs, dim, r2, s, &mut found);
+        for list in found.iter() {
+            out.push_list(
+                list.iter()
                     .map(|&(p, d)| (self.ids[p as usize] as usize, d)),
             );
-            ends.push(out.len());
-            from = to;
         }
-        s.cand = cand;
+        s.found = found;
     }
 
     /// The mirror-rule links of a query `q` to points indexed [`with_balls`] whose radii
@@ -363,28 +335,20 @@ impl PointIndex {
     }
 
     /// [`PointIndex::mirror_links`] for a group of queries (`qs`, row-major): appends
-    /// each query's links to `out` in turn, and after each query the length of `out` to
-    /// `ends`. The same links as query by query, found in one descent for the whole
+    /// each query's links to `out` as a list. The same links as query by query, found in one descent for the whole
     /// group; it pays when the queries are near one another (a group from
     /// [`locality_groups`]). A query's links come in an order fixed by the index (not
     /// by i, and the same whatever group the query is in), so sums over them do not
     /// depend on the grouping.
-    pub fn mirror_group(
-        &self,
-        qs: &[f64],
-        k: usize,
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
+    pub(crate) fn mirror_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Links) {
         assert!(self.has_balls, "mirror_group needs an index with balls");
         let dim = self.check_group(qs, k);
         match self.search.grouped() {
-            Some(g) => g.mirror_group(qs, k, &self.ids, s, out, ends),
+            Some(g) => g.mirror_group(qs, k, &self.ids, s, out),
             None => {
                 for q in qs.chunks_exact(dim) {
-                    self.mirror_links(q, k, s, out);
-                    ends.push(out.len());
+                    self.mirror_links(q, k, s, out.items_mut());
+                    out.close();
                 }
             }
         }
@@ -405,19 +369,18 @@ impl PointIndex {
         );
     }
     /// [`PointIndex::kth_group`], with each query's ball too: every i with
-    /// ||q − xᵢ||² ≤ r²_q (its k nearest, ties included) appended to `balls` as
-    /// `(i, ||q − xᵢ||²)` in an order fixed by the index, and after each query the
-    /// length of `balls` to `ends`. The same search, so the same cost.
-    pub fn balls_group(
+    /// ||q − xᵢ||² ≤ r²_q (its k nearest, ties included) appended to `balls` as a list
+    /// of `(i, ||q − xᵢ||²)` in an order fixed by the index. The same search, so the
+    /// same cost.
+    pub(crate) fn balls_group(
         &self,
         qs: &[f64],
         k: usize,
         s: &mut Scratch,
         r2: &mut Vec<f64>,
-        balls: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
+        balls: &mut Links,
     ) {
-        let balls = Some((&self.ids[..], balls, ends));
+        let balls = Some((&self.ids[..], balls));
         self.kth_group_into(qs, k, s, KthOut { r2, balls });
     }
     fn kth_group_into(&self, qs: &[f64], k: usize, s: &mut Scratch, mut out: KthOut<'_>) {
@@ -434,33 +397,23 @@ impl PointIndex {
     }
     /// For each query q of a group (`qs`, row-major) with its own squared radius
     /// `r2q[q]`, every i with ||q − xᵢ||² ≤ max(r²_q, r²ᵢ) (the symmetric kNN rule when
-    /// r²_q is q's k-th nearest squared distance), appended to `out` as
-    /// `(i, ||q − xᵢ||²)`, and after each query the length of `out` to `ends`. The
-    /// order of a query's links is fixed by the index, as in
+    /// r²_q is q's k-th nearest squared distance), appended to `out` as a list of
+    /// `(i, ||q − xᵢ||²)`. The order of a query's links is fixed by the index, as in
     /// [`PointIndex::mirror_group`].
-    pub fn links_group(
-        &self,
-        qs: &[f64],
-        r2q: &[f64],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
+    pub(crate) fn links_group(&self, qs: &[f64], r2q: &[f64], s: &mut Scratch, out: &mut Links) {
         assert!(self.has_balls, "links_group needs an index with balls");
         let dim = self.check_group(qs, 1.min(self.len()));
         assert_eq!(qs.len(), r2q.len() * dim, "one radius per query");
         match self.search.grouped() {
-            Some(g) => g.links_group(qs, r2q, &self.ids, s, out, ends),
+            Some(g) => g.links_group(qs, r2q, &self.ids, s, out),
             None => {
                 for (q, &r) in qs.chunks_exact(dim).zip(r2q) {
-                    let start = out.len();
-                    self.within(q, r, s, out);
-                    self.containing(q, s, out);
-                    let mut linked = out.split_off(start);
+                    let mut linked = Vec::new();
+                    self.within(q, r, s, &mut linked);
+                    self.containing(q, s, &mut linked);
                     linked.sort_unstable_by_key(|p| p.0);
                     linked.dedup_by_key(|p| p.0);
-                    out.extend(linked);
-                    ends.push(out.len());
+                    out.push_list(linked);
                 }
             }
         }

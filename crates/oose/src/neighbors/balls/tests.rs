@@ -30,31 +30,31 @@ fn with_own_balls(x: MatRef<'_, f64>, k: usize, s: &mut Scratch) -> (PointIndex,
     (PointIndex::with_balls(x, &r2), r2)
 }
 
-/// A group's answers: the links and their ends from `mirror_group`, and the k-th
-/// distances from `kth_group` when checked.
-type GroupAnswers<'a> = (&'a [(usize, f64)], &'a [usize], Option<&'a [f64]>);
+/// A group's answers: the links from `mirror_group`, and the k-th distances from
+/// `kth_group` when checked.
+type GroupAnswers<'a> = (&'a Links, Option<&'a [f64]>);
 
-/// Asserts that the group answers `out`/`ends` of `mirror_group` (and `kth` of
-/// `kth_group`, when given) are each query's single-query mirror links and k-th.
+/// Asserts that the group answers `out` of `mirror_group` (and `kth` of `kth_group`,
+/// when given) are each query's single-query mirror links and k-th.
 fn assert_mirror_as_single(
     idx: &PointIndex,
     qs: &[f64],
     k: usize,
     s: &mut Scratch,
-    (out, ends, kth): GroupAnswers<'_>,
+    (out, kth): GroupAnswers<'_>,
     what: &str,
 ) {
-    let mut from = 0;
-    for (t, q) in qs.chunks_exact(idx.row(0).len()).enumerate() {
+    let dim = idx.row(0).len();
+    assert_eq!(out.len(), qs.len() / dim, "one list per query, {what}");
+    for ((t, q), links) in qs.chunks_exact(dim).enumerate().zip(out.iter()) {
         let mut one = Vec::new();
         let r2t = idx.mirror_links(q, k, s, &mut one);
         if let Some(kth) = kth {
             assert_eq!(kth[t], r2t, "k-th of query {t}, {what}");
         }
-        let mut got = out[from..ends[t]].to_vec();
+        let mut got = links.to_vec();
         got.sort_by_key(|p| p.0);
         assert_eq!(got, one, "mirror links of query {t}, {what}");
-        from = ends[t];
     }
 }
 
@@ -152,27 +152,22 @@ fn mirror_group_matches_single_queries() {
                     "group {g:?}, leaf {leaf}"
                 );
                 let qs = gather(z.as_ref(), &order[g[0]..g[1]]);
-                let (mut out, mut ends) = (Vec::new(), Vec::new());
-                idx.mirror_group(&qs, k, &mut s, &mut out, &mut ends);
-                assert_eq!(ends.len(), g[1] - g[0]);
+                let mut out = Links::new();
+                idx.mirror_group(&qs, k, &mut s, &mut out);
+                assert_eq!(out.len(), g[1] - g[0]);
                 let what = format!("dim {dim}, leaf {leaf}");
-                assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, &ends, None), &what);
+                assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, None), &what);
                 // Radius queries of the group: the points and their order of the
                 // single query, for every query.
                 let radius = 2.0 * r2.iter().fold(0.0, |a: f64, &b| a.max(b));
-                let (mut out, mut ends) = (Vec::new(), Vec::new());
-                idx.within_group(&qs, radius, &mut s, &mut out, &mut ends);
-                let mut from = 0;
-                for (t, q) in qs.chunks_exact(dim).enumerate() {
+                let mut out = Links::new();
+                idx.within_group(&qs, radius, &mut s, &mut out);
+                assert_eq!(out.len(), g[1] - g[0]);
+                for (q, found) in qs.chunks_exact(dim).zip(out.iter()) {
                     let mut one = Vec::new();
                     idx.within(q, radius, &mut s, &mut one);
                     hits += one.len();
-                    assert_eq!(
-                        out[from..ends[t]],
-                        one[..],
-                        "within, dim {dim}, leaf {leaf}"
-                    );
-                    from = ends[t];
+                    assert_eq!(found, one, "within, dim {dim}, leaf {leaf}");
                 }
             }
         }
@@ -219,20 +214,19 @@ fn grouped_kth_and_links_over_the_points_match_brute_force() {
         }
         let balls = idx.into_balls(&r2);
         for g in bounds.windows(2) {
-            let (mut out, mut ends) = (Vec::new(), Vec::new());
+            let mut out = Links::new();
             let r2q: Vec<f64> = order[g[0]..g[1]].iter().map(|&i| r2[i as usize]).collect();
-            balls.links_group(&rows(g), &r2q, &mut s, &mut out, &mut ends);
-            let mut from = 0;
-            for (&i, &to) in order[g[0]..g[1]].iter().zip(&ends) {
+            balls.links_group(&rows(g), &r2q, &mut s, &mut out);
+            assert_eq!(out.len(), g[1] - g[0]);
+            for (&i, links) in order[g[0]..g[1]].iter().zip(out.iter()) {
                 let i = i as usize;
-                let mut got = out[from..to].to_vec();
+                let mut got = links.to_vec();
                 got.sort_by_key(|p| p.0);
                 let want: Vec<(usize, f64)> = (0..n)
                     .filter(|&j| d(i, j) <= r2[i].max(r2[j]))
                     .map(|j| (j, d(i, j)))
                     .collect();
                 assert_eq!(got, want, "links of point {i}, dim {dim}");
-                from = to;
             }
         }
     }
@@ -276,16 +270,15 @@ fn balls_and_the_rows_built_from_them_match_brute_force() {
         let mut balls = vec![Vec::new(); n];
         for g in idx.leaf_groups().windows(2) {
             let qs = gather(x.as_ref(), &order[g[0]..g[1]]);
-            let (mut out, mut found, mut ends) = (Vec::new(), Vec::new(), Vec::new());
-            idx.balls_group(&qs, k, &mut s, &mut out, &mut found, &mut ends);
+            let (mut out, mut found) = (Vec::new(), Links::new());
+            idx.balls_group(&qs, k, &mut s, &mut out, &mut found);
             let mut kth = Vec::new();
             idx.kth_group(&qs, k, &mut s, &mut kth);
             assert_eq!(kth, out, "kth_group and balls_group, dim {dim}");
-            let mut from = 0;
-            for ((&i, &to), v) in order[g[0]..g[1]].iter().zip(&ends).zip(out) {
+            assert_eq!(found.len(), g[1] - g[0]);
+            for ((&i, ball), v) in order[g[0]..g[1]].iter().zip(found.iter()).zip(out) {
                 r2[i as usize] = v;
-                balls[i as usize] = found[from..to].to_vec();
-                from = to;
+                balls[i as usize] = ball.to_vec();
             }
         }
         if dim >= brute::SCREEN_DIM {
@@ -354,35 +347,35 @@ fn screened_group_queries_match_single_queries() {
         let z = Mat::from_fn(130, dim, |i, j| (z[(i, j)] + offset) * scale);
         let qs = gather(z.as_ref(), &(0..130).collect::<Vec<u32>>());
         let screened = brute::SCREENED_BLOCKS.with(|c| c.get());
-        let (mut out, mut ends) = (Vec::new(), Vec::new());
-        idx.mirror_group(&qs, k, &mut s, &mut out, &mut ends);
+        let mut out = Links::new();
+        idx.mirror_group(&qs, k, &mut s, &mut out);
         let radius = r2.iter().fold(0.0, |a: f64, &b| a.max(b));
-        let (mut within, mut within_ends) = (Vec::new(), Vec::new());
-        idx.within_group(&qs, radius, &mut s, &mut within, &mut within_ends);
+        let mut within = Links::new();
+        idx.within_group(&qs, radius, &mut s, &mut within);
         let mut kth = Vec::new();
         idx.kth_group(&qs, k, &mut s, &mut kth);
         let r2q = kth.clone();
-        let (mut links, mut link_ends) = (Vec::new(), Vec::new());
-        idx.links_group(&qs, &r2q, &mut s, &mut links, &mut link_ends);
+        let mut links = Links::new();
+        idx.links_group(&qs, &r2q, &mut s, &mut links);
         let ran = brute::SCREENED_BLOCKS.with(|c| c.get()) > screened;
         if offset == 0.0 {
             assert_eq!(ran, scale == 1.0, "the screen ran at scale {scale}");
         }
         let what = format!("offset {offset}");
-        assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, &ends, Some(&kth)), &what);
-        let (mut b, mut c) = (0, 0);
-        for (t, q) in qs.chunks_exact(dim).enumerate() {
+        assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, Some(&kth)), &what);
+        assert_eq!((within.len(), links.len()), (130, 130));
+        let lists = within.iter().zip(links.iter());
+        for ((t, q), (found, linked)) in qs.chunks_exact(dim).enumerate().zip(lists) {
             let mut one = Vec::new();
             idx.within(q, radius, &mut s, &mut one);
-            assert_eq!(within[b..within_ends[t]], one[..], "within, query {t}");
+            assert_eq!(found, one, "within, query {t}");
             let want: Vec<(usize, f64)> = (0..n)
                 .map(|j| (j, sq_dist(q, idx.row(j))))
                 .filter(|&(j, d)| d <= r2q[t].max(r2[j]))
                 .collect();
-            let mut got = links[c..link_ends[t]].to_vec();
+            let mut got = linked.to_vec();
             got.sort_by_key(|p| p.0);
             assert_eq!(got, want, "links of query {t}, offset {offset}");
-            (b, c) = (within_ends[t], link_ends[t]);
         }
         brute::WHOLE_LIMIT.with(|c| c.set(saved));
     }
@@ -423,15 +416,15 @@ fn groups_with_crowded_and_sparse_screens_match_single_queries() {
     for g in [0..64u32, 64..128] {
         let qs = gather(z.as_ref(), &g.collect::<Vec<u32>>());
         let before = brute::ONE_CALL_GROUPS.with(|c| c.get());
-        let (mut out, mut ends) = (Vec::new(), Vec::new());
-        idx.mirror_group(&qs, k, &mut s, &mut out, &mut ends);
+        let mut out = Links::new();
+        idx.mirror_group(&qs, k, &mut s, &mut out);
         let mut kth = Vec::new();
         idx.kth_group(&qs, k, &mut s, &mut kth);
         let crowded = qs[0] == far(0);
         let calls = brute::ONE_CALL_GROUPS.with(|c| c.get()) - before;
         assert_eq!(calls, if crowded { 0 } else { 2 }, "crowded: {crowded}");
         let what = format!("crowded: {crowded}");
-        assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, &ends, Some(&kth)), &what);
+        assert_mirror_as_single(&idx, &qs, k, &mut s, (&out, Some(&kth)), &what);
     }
     assert_eq!(brute::ONE_CALL_GROUPS.with(|c| c.get()) - one_call, 2);
 }

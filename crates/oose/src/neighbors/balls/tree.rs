@@ -348,23 +348,15 @@ impl<const D: usize> Grouped for Tree<D> {
     /// each query's own squared radius r²_q (see [`PointIndex::links_group`]). One
     /// descent gathers every leaf within the largest r²_q of the group's box or within
     /// its largest ball of it; no bound needs widening. Links come in tree order.
-    fn links_group(
-        &self,
-        qs: &[f64],
-        r2q: &[f64],
-        ids: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
+    fn links_group(&self, qs: &[f64], r2q: &[f64], ids: &[u32], s: &mut Scratch, out: &mut Links) {
         let (lo, hi, _) = Self::group_box(qs);
         let reach = r2q.iter().fold(0.0f64, |a, &b| a.max(b));
         self.prepare_scan(&lo, &hi, reach, s);
         for (q, &r) in qs.chunks_exact(D).zip(r2q) {
             let q: [f64; D] = std::array::from_fn(|k| q[k]);
             let n = self.scan(&q, &s.leaves, |m| r.max(m), &mut s.cand);
-            self.push_links(&s.cand[..n], r, ids, out);
-            ends.push(out.len());
+            self.push_links(&s.cand[..n], r, ids, out.items_mut());
+            out.close();
         }
     }
     /// The mirror-rule links of a group of nearby queries (see
@@ -380,15 +372,7 @@ impl<const D: usize> Grouped for Tree<D> {
     /// the k-th smallest of those within b_q² is the exact k-th nearest distance. (The
     /// bounds are widened by a relative 1e-10, far above the rounding of the triangle
     /// inequality; that only adds candidates.) Links come in tree order.
-    fn mirror_group(
-        &self,
-        qs: &[f64],
-        k: usize,
-        ids: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<(usize, f64)>,
-        ends: &mut Vec<usize>,
-    ) {
+    fn mirror_group(&self, qs: &[f64], k: usize, ids: &[u32], s: &mut Scratch, out: &mut Links) {
         let (lo, hi, c) = Self::group_box(qs);
         let rc = self.centre_knn(&c, k, s);
         s.bounds.clear();
@@ -414,7 +398,7 @@ impl<const D: usize> Grouped for Tree<D> {
             // Every point within the bound or within its own ball.
             let n = self.scan(&q, &s.leaves, |m| bound.max(m), &mut s.cand);
             match kth_smallest(&s.cand[..n], bound, k, &mut s.bits) {
-                Some(r2q) => self.push_links(&s.cand[..n], r2q, ids, out),
+                Some(r2q) => self.push_links(&s.cand[..n], r2q, ids, out.items_mut()),
                 // Fewer than k within the bound: a ball is smaller than its point's
                 // k-th nearest distance, which no fitted index has but a model file
                 // edited with a valid checksum can. The query is answered alone.
@@ -423,10 +407,10 @@ impl<const D: usize> Grouped for Tree<D> {
                     alone.reset(k);
                     self.nearest(&q, k, true, &mut alone);
                     let r2q = alone.kth(k);
-                    push_mirror(&alone, r2q, ids, out);
+                    push_mirror(&alone, r2q, ids, out.items_mut());
                 }
             }
-            ends.push(out.len());
+            out.close();
         }
     }
 }

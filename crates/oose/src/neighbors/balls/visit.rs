@@ -2,7 +2,7 @@
 //! nearest (with ties) and the points whose ball holds the query; and where a k-th
 //! nearest search puts its results.
 
-use super::Scratch;
+use super::{Links, Scratch};
 
 /// What a descent collects: the radius within which it must look in a node whose
 /// largest ball is `node_r2`, and what it does with the points of a leaf (tree
@@ -123,28 +123,26 @@ impl Visit for Containing<'_> {
 
 /// Where a k-th-nearest search puts what it finds for each query: its exact k-th
 /// nearest squared distance r², and where asked its ball — the points within r² (ties
-/// included) as `(original index, d)` in the index's order, and after each query the
-/// length of that list to `ends`.
+/// included) as a list of `(original index, d)` in the index's order.
 pub(super) struct KthOut<'a> {
     pub(super) r2: &'a mut Vec<f64>,
     pub(super) balls: Option<BallsOut<'a>>,
 }
 
-/// The original index of each tree position, the balls' points and their ends.
-pub(super) type BallsOut<'a> = (&'a [u32], &'a mut Vec<(usize, f64)>, &'a mut Vec<usize>);
+/// The original index of each tree position, and the balls.
+pub(super) type BallsOut<'a> = (&'a [u32], &'a mut Links);
 
 impl KthOut<'_> {
     /// Records one query from candidates (tree positions) that hold every point
     /// within its k-th nearest squared distance `r2`.
     pub(super) fn push(&mut self, cand: &[(u32, f64)], r2: f64) {
         self.r2.push(r2);
-        if let Some((ids, out, ends)) = &mut self.balls {
-            out.extend(
+        if let Some((ids, out)) = &mut self.balls {
+            out.push_list(
                 cand.iter()
                     .filter(|c| c.1 <= r2)
                     .map(|&(p, d)| (ids[p as usize] as usize, d)),
             );
-            ends.push(out.len());
         }
     }
 }
