@@ -175,69 +175,97 @@ impl Cholesky {
         self.backward_nodes(bin.iter().rev().flat_map(|r| r.clone().rev()), y);
     }
 
-    /// Supernode `s`: its first column, its width, the rows below its diagonal block
-    /// and its values (column-major, width + rows.len() rows).
-    fn node(&self, s: usize) -> (usize, usize, &[usize], &[f64]) {
+    /// Supernode `s`.
+    #[inline(always)]
+    fn node(&self, s: usize) -> Node<'_> {
         let node = &self.nodes[s];
         let w = node.cols.len();
         let rows = &self.rows[node.rows.clone()];
         let vals = &self.values[node.val..node.val + w * (w + rows.len())];
-        (node.cols.start, w, rows, vals)
+        Node {
+            c0: node.cols.start,
+            w,
+            rows,
+            vals,
+        }
+    }
+
+    /// Runs `step(y, node, tmp)` for each supernode of `nodes` in turn (vectorised where
+    /// the machine allows), `tmp` a scratch vector, empty at each step.
+    #[inline(always)]
+    fn sweep(
+        &self,
+        nodes: impl Iterator<Item = usize>,
+        y: &mut [f64],
+        step: fn(&mut [f64], Node<'_>, &mut Vec<f64>),
+    ) {
+        let mut tmp = Vec::new();
+        crate::linalg::simd::vectorized(
+            #[inline(always)]
+            || {
+                for s in nodes {
+                    tmp.clear();
+                    step(y, self.node(s), &mut tmp);
+                }
+            },
+        )
     }
 
     /// L z = y over the supernodes `nodes` (in an order where descendants come first).
     fn forward_nodes(&self, nodes: impl Iterator<Item = usize>, y: &mut [f64]) {
-        let mut tmp = Vec::new();
-        crate::linalg::simd::vectorized(
-            #[inline(always)]
-            || {
-                for s in nodes {
-                    let (c0, w, rows, vals) = self.node(s);
-                    let h = w + rows.len();
-                    tmp.clear();
-                    tmp.resize(rows.len(), 0.0);
-                    let top = &mut y[c0..c0 + w];
-                    for j in 0..w {
-                        let col = &vals[j * h..(j + 1) * h];
-                        let zj = top[j] / col[j];
-                        top[j] = zj;
-                        for (t, &l) in top[j + 1..].iter_mut().zip(&col[j + 1..w]) {
-                            *t -= l * zj;
-                        }
-                        for (t, &l) in tmp.iter_mut().zip(&col[w..]) {
-                            *t += l * zj;
-                        }
-                    }
-                    for (&r, &t) in rows.iter().zip(tmp.iter()) {
-                        y[r] -= t;
-                    }
-                }
-            },
-        )
+        self.sweep(nodes, y, forward_step)
     }
 
     /// Lᵀ u = z over the supernodes `nodes` (in an order where ancestors come first).
     fn backward_nodes(&self, nodes: impl Iterator<Item = usize>, y: &mut [f64]) {
-        let mut tmp = Vec::new();
-        crate::linalg::simd::vectorized(
-            #[inline(always)]
-            || {
-                for s in nodes {
-                    let (c0, w, rows, vals) = self.node(s);
-                    let h = w + rows.len();
-                    tmp.clear();
-                    tmp.extend(rows.iter().map(|&r| y[r]));
-                    let top = &mut y[c0..c0 + w];
-                    for j in (0..w).rev() {
-                        let col = &vals[j * h..(j + 1) * h];
-                        let acc =
-                            top[j] - dot(&col[j + 1..w], &top[j + 1..]) - dot(&col[w..], &tmp);
-                        top[j] = acc / col[j];
-                    }
-                }
-            },
-        )
+        self.sweep(nodes, y, backward_step)
     }
+}
+
+/// One supernode's part of L z = y: its columns solved in `y`, their products with the
+/// rows below subtracted from `y` (through `tmp`).
+#[inline(always)]
+fn forward_step(y: &mut [f64], Node { c0, w, rows, vals }: Node<'_>, tmp: &mut Vec<f64>) {
+    let h = w + rows.len();
+    tmp.resize(rows.len(), 0.0);
+    let top = &mut y[c0..c0 + w];
+    for j in 0..w {
+        let col = &vals[j * h..(j + 1) * h];
+        let zj = top[j] / col[j];
+        top[j] = zj;
+        for (t, &l) in top[j + 1..].iter_mut().zip(&col[j + 1..w]) {
+            *t -= l * zj;
+        }
+        for (t, &l) in tmp.iter_mut().zip(&col[w..]) {
+            *t += l * zj;
+        }
+    }
+    for (&r, &t) in rows.iter().zip(tmp.iter()) {
+        y[r] -= t;
+    }
+}
+
+/// One supernode's part of Lᵀ u = z: its columns solved in `y` from the rows below
+/// (gathered in `tmp`).
+#[inline(always)]
+fn backward_step(y: &mut [f64], Node { c0, w, rows, vals }: Node<'_>, tmp: &mut Vec<f64>) {
+    let h = w + rows.len();
+    tmp.extend(rows.iter().map(|&r| y[r]));
+    let top = &mut y[c0..c0 + w];
+    for j in (0..w).rev() {
+        let col = &vals[j * h..(j + 1) * h];
+        let acc = top[j] - dot(&col[j + 1..w], &top[j + 1..]) - dot(&col[w..], tmp);
+        top[j] = acc / col[j];
+    }
+}
+
+/// A supernode's first column `c0`, its width `w`, the rows below its diagonal block
+/// and its values (column-major, `w + rows.len()` rows).
+struct Node<'a> {
+    c0: usize,
+    w: usize,
+    rows: &'a [usize],
+    vals: &'a [f64],
 }
 
 /// Σ aᵢbᵢ with four partial sums (so that it vectorises), in a fixed order.
