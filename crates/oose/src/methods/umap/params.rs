@@ -4,7 +4,7 @@
 use super::{FittedUmap, Umap};
 use crate::error::Result;
 use crate::model::method::{points_only, Configuration, Input, Method, Registered};
-use crate::model::params::{Kind, ParamSpec, Values};
+use crate::model::params::{Kind, ParamSpec, Value, Values};
 use crate::model::specs::{N_COMPONENTS, SEED, TRANSFORM_SEARCH};
 use serde::{Deserialize, Serialize};
 
@@ -101,6 +101,16 @@ impl Method for Umap {
     });
 
     fn configurations() -> Vec<Configuration> {
+        // Small fits (8 neighbours, 60 epochs), each with its own parameters.
+        let small = |name, own: &[(&str, Value)]| {
+            let mut v = Values::new()
+                .with("n_neighbors", 8usize)
+                .with("n_epochs", 60usize);
+            for (param, value) in own {
+                v.set(param, value.clone());
+            }
+            Configuration::exact(name, v)
+        };
         vec![
             Configuration::exact(
                 "spectral",
@@ -108,28 +118,15 @@ impl Method for Umap {
                     .with("n_neighbors", 10usize)
                     .with("n_epochs", 100usize),
             ),
-            Configuration::exact(
+            small(
                 "random-init",
-                Values::new()
-                    .with("n_neighbors", 8usize)
-                    .with("n_epochs", 60usize)
-                    .with("init", "random")
-                    .with("min_dist", 0.3),
+                &[("init", "random".into()), ("min_dist", 0.3.into())],
             ),
-            Configuration::exact(
-                "correlation",
-                Values::new()
-                    .with("n_neighbors", 8usize)
-                    .with("n_epochs", 60usize)
-                    .with("metric", "correlation"),
-            ),
+            small("correlation", &[("metric", "correlation".into())]),
             // New points' neighbours by inverted lists (maths §6), as from 20000 points.
-            Configuration::exact(
+            small(
                 "lists-search",
-                Values::new()
-                    .with("n_neighbors", 8usize)
-                    .with("n_epochs", 60usize)
-                    .with("transform_search", "approximate"),
+                &[("transform_search", "approximate".into())],
             ),
         ]
     }
