@@ -263,17 +263,18 @@ pub fn run(a: DemoArgs) -> Result<(), CliError> {
         .chain(&p_off)
         .map(|p| p.max(1e-16).log10())
         .collect();
-    plot::scatter_png(
-        &png,
-        &format!(
-            "oose demo: {} of a Swiss roll; 10 % held out + 20 off the roll extended",
-            a.method
-        ),
-        model.embedding(),
-        both.as_ref(),
-        &colour,
-        "log10 novelty p-value",
-    )?;
+    let title = format!(
+        "oose demo: {} of a Swiss roll; 10 % held out + 20 off the roll extended",
+        a.method
+    );
+    let figure = plot::Scatter {
+        title: &title,
+        train: model.embedding(),
+        new: both.as_ref(),
+        value: &colour,
+        value_label: "log10 novelty p-value",
+    };
+    plot::scatter_png(&png, &figure)?;
     say!("wrote {}", png.display())?;
     Ok(())
 }

@@ -23,36 +23,36 @@ fn register_font() {
     });
 }
 
-/// Writes a scatter plot of the first two columns of `train` (grey) and `new`
-/// (coloured by `value`, shown on a colour bar labelled `value_label`): SVG when `path`
-/// ends in `.svg`, else the bitmap format its extension names (PNG, JPEG, BMP).
-pub fn scatter_png(
-    path: &std::path::Path,
-    title: &str,
-    train: MatRef<'_, f64>,
-    new: MatRef<'_, f64>,
-    value: &[f64],
-    value_label: &str,
-) -> Result<(), CliError> {
+/// What a figure shows: the first two columns of `train` (grey) and of `new` (coloured
+/// by `value`, shown on a colour bar labelled `value_label`), under `title`.
+pub struct Scatter<'a> {
+    pub title: &'a str,
+    pub train: MatRef<'a, f64>,
+    pub new: MatRef<'a, f64>,
+    pub value: &'a [f64],
+    pub value_label: &'a str,
+}
+
+/// Writes the figure `s` to `path`: SVG when `path` ends in `.svg`, else the bitmap
+/// format its extension names (PNG, JPEG, BMP).
+pub fn scatter_png(path: &std::path::Path, s: &Scatter<'_>) -> Result<(), CliError> {
     register_font();
     let err = |e: String| CliError::data(format!("{}: cannot draw: {e}", path.display()));
     if check_format(path)? {
-        let root = SVGBackend::new(path, (1000, 760)).into_drawing_area();
-        draw(root, title, train, new, value, value_label).map_err(err)
+        draw(SVGBackend::new(path, (1000, 760)).into_drawing_area(), s).map_err(err)
     } else {
-        let root = BitMapBackend::new(path, (1000, 760)).into_drawing_area();
-        draw(root, title, train, new, value, value_label).map_err(err)
+        draw(BitMapBackend::new(path, (1000, 760)).into_drawing_area(), s).map_err(err)
     }
 }
 
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    title: &str,
-    train: MatRef<'_, f64>,
-    new: MatRef<'_, f64>,
-    value: &[f64],
-    value_label: &str,
-) -> Result<(), String> {
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, s: &Scatter<'_>) -> Result<(), String> {
+    let &Scatter {
+        title,
+        train,
+        new,
+        value,
+        value_label,
+    } = s;
     let err = |e: String| e;
     let col = |m: MatRef<'_, f64>, j: usize| -> Vec<f64> {
         if j < m.ncols() {
@@ -237,18 +237,19 @@ pub fn run(a: PlotArgs) -> Result<(), CliError> {
             model.method()
         )));
     }
-    scatter_png(
-        std::path::Path::new(&a.output),
-        &format!(
-            "{}: {} new points over the training embedding",
-            model.method(),
-            z.nrows()
-        ),
-        model.embedding(),
-        e.coordinates.as_ref(),
-        &values,
-        &label,
-    )?;
+    let title = format!(
+        "{}: {} new points over the training embedding",
+        model.method(),
+        z.nrows()
+    );
+    let figure = Scatter {
+        title: &title,
+        train: model.embedding(),
+        new: e.coordinates.as_ref(),
+        value: &values,
+        value_label: &label,
+    };
+    scatter_png(std::path::Path::new(&a.output), &figure)?;
     say!("wrote {}", a.output)?;
     Ok(())
 }
