@@ -133,9 +133,7 @@ mod tests {
     #[test]
     fn rotation_alone_gives_zero_errors() {
         let all = Rng::new(2).normal_mat(40, 2);
-        let (c, s) = (0.7f64.cos(), 0.7f64.sin());
-        let rot = Mat::from_fn(2, 2, |i, j| [[c, -s], [s, c]][i][j]);
-        let retrained = &all * &rot;
+        let retrained = &all * crate::testing::plane_rotation(2, 0.7);
         let cmp = compare_with_retraining(
             all.as_ref().subrows(0, 30),
             all.as_ref().subrows(30, 10),

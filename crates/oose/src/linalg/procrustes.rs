@@ -28,14 +28,9 @@ mod tests {
     #[test]
     fn recovers_a_rotation() {
         let a = Rng::new(1).normal_mat(30, 3);
-        let (c, s) = (0.3f64.cos(), 0.3f64.sin());
-        let q = Mat::from_fn(3, 3, |i, j| match (i, j) {
-            (0, 0) | (1, 1) => c,
-            (0, 1) => -s,
-            (1, 0) => s,
-            (2, 2) => -1.0,
-            _ => 0.0,
-        });
+        // A rotation and a reflection.
+        let mut q = crate::testing::plane_rotation(3, 0.3);
+        q[(2, 2)] = -1.0;
         let b = &a * &q;
         let got = orthogonal_procrustes(a.as_ref(), b.as_ref()).unwrap();
         assert!((&got - &q).norm_l2() < 1e-12);
