@@ -223,6 +223,21 @@ impl LowRankParts {
     }
 }
 
+/// A model's low-rank parts, built on first use and kept in memory (never saved).
+pub(crate) type LowRankCache = crate::model::method::Transient<std::sync::OnceLock<LowRankParts>>;
+
+/// The low-rank parts in `cache` of a kernel model (`kernel` in `dim` dimensions):
+/// the kernel checked ([`check_kernel`]), then the parts built by `build` on first use.
+pub(crate) fn cached(
+    cache: &LowRankCache,
+    kernel: Kernel,
+    dim: usize,
+    build: impl FnOnce() -> LowRankParts,
+) -> Result<&LowRankParts> {
+    check_kernel(kernel, dim)?;
+    Ok(cache.0.get_or_init(build))
+}
+
 /// Refuses, by name, a kernel the low-rank extension cannot serve in `dim` dimensions.
 pub(crate) fn check_kernel(kernel: Kernel, dim: usize) -> Result<()> {
     if kernel == Kernel::Precomputed {

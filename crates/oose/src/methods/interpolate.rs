@@ -313,7 +313,7 @@ pub struct FittedInterpolator {
     residual: Option<ResidualFactor>,
     /// The low-rank extension's matrices, formed on first use (not stored).
     #[serde(skip)]
-    low_rank: crate::model::method::Transient<std::sync::OnceLock<LowRankParts>>,
+    low_rank: low_rank::LowRankCache,
 }
 
 impl FittedInterpolator {
@@ -345,17 +345,8 @@ impl FittedInterpolator {
         self.residual.as_ref().map(ResidualFactor::rank)
     }
 
-    /// Refuses, by name, an interpolant the low-rank extension cannot serve: one whose
-    /// kernel is not positive definite (a conditionally positive definite kernel, with
-    /// its polynomial tail, has no power function to certify with).
-    fn check_low_rank(&self) -> Result<()> {
-        low_rank::check_kernel(self.params.kernel, self.x.ncols())
-    }
-
     fn low_rank_parts(&self) -> Result<&LowRankParts> {
-        self.check_low_rank()?;
-        // Built on first use, kept in memory.
-        Ok(self.low_rank.0.get_or_init(|| {
+        low_rank::cached(&self.low_rank, self.params.kernel, self.x.ncols(), || {
             let chol = self
                 .residual
                 .as_ref()
@@ -374,7 +365,7 @@ impl FittedInterpolator {
                 gain,
                 |rows| (rows * coef, vec![0.0; rows.nrows()]),
             )
-        }))
+        })
     }
 
     /// The low-rank extension of the rows of `new` (maths §20): f^P(z) = k_P(z)ᵀ B
@@ -564,7 +555,10 @@ impl Fitted for FittedInterpolator {
     fn check_options(&self, opts: &ExtendOptions<'_>) -> Result<()> {
         opts.refuse_all_but(&["extension"], |o| no_such_option(Interpolator::NAME, o))?;
         if opts.extension.is_some_and(|e| e != ExtensionChoice::Exact) {
-            self.check_low_rank()?;
+            // Refused for a kernel that is not positive definite: a conditionally
+            // positive definite kernel, with its polynomial tail, has no power function
+            // to certify with.
+            low_rank::check_kernel(self.params.kernel, self.x.ncols())?;
         }
         Ok(())
     }

@@ -10,15 +10,8 @@ use crate::validate;
 use faer::MatRef;
 
 impl FittedKernelPca {
-    /// Refuses, by name, a model the low-rank extension cannot serve.
-    pub(super) fn check_low_rank(&self) -> Result<()> {
-        low_rank::check_kernel(self.params.kernel, self.x.ncols())
-    }
-
     fn low_rank_parts(&self) -> Result<&LowRankParts> {
-        self.check_low_rank()?;
-        // Built on first use, kept in memory.
-        Ok(self.low_rank.0.get_or_init(|| {
+        low_rank::cached(&self.low_rank, self.params.kernel, self.x.ncols(), || {
             let min = self
                 .eigenvalues
                 .iter()
@@ -33,7 +26,7 @@ impl FittedKernelPca {
                 1.0 / min.sqrt(),
                 |rows| self.projector.project(rows, centring),
             )
-        }))
+        })
     }
 
     /// The low-rank extension of the rows of `new` (maths §20): coordinates through the

@@ -31,7 +31,6 @@ mod extend;
 mod factor;
 mod low_rank;
 mod nystrom;
-use crate::extend::low_rank::LowRankParts;
 pub use nystrom::{FittedNystromKpca, InMemory, NystromKpca, NystromPlan, NystromSums, Rows, Sink};
 
 /// Kernel PCA parameters.
@@ -98,7 +97,7 @@ pub struct FittedKernelPca {
     solver_note: Option<String>,
     /// The low-rank extension's matrices, formed on first use (not stored).
     #[serde(skip)]
-    low_rank: crate::model::method::Transient<std::sync::OnceLock<LowRankParts>>,
+    low_rank: crate::extend::low_rank::LowRankCache,
 }
 
 impl KernelPca {
@@ -433,7 +432,7 @@ impl Fitted for FittedKernelPca {
         })?;
         let precomputed = self.params.kernel == Kernel::Precomputed;
         if opts.extension.is_some_and(|e| e != ExtensionChoice::Exact) {
-            self.check_low_rank()?;
+            crate::extend::low_rank::check_kernel(self.params.kernel, self.x.ncols())?;
             if opts.strategy.is_some_and(|s| s != Strategy::Projection) {
                 return Err(Error::param(
                     "extension",
