@@ -175,14 +175,21 @@ pub(crate) fn chunk_rows(width: usize) -> usize {
     (CHUNK_BYTES / (8 * width.max(1))).clamp(64, 8192)
 }
 
+/// Chunks a batch of `m` rows at least is cut into (when they hold 64 rows or more),
+/// so that the threads share the work evenly: two chunks of 8192 and 1808 rows kept one
+/// of two threads idle for most of an extension.
+const MIN_CHUNKS: usize = 16;
+
 /// Applies `f(first_row, chunk)` to chunks of rows of `z` in parallel and stacks the
-/// results in order.
+/// results in order. A chunk holds at most [`chunk_rows`]`(width)` rows and at most
+/// 1/[`MIN_CHUNKS`] of the batch (64 rows at the least); `f` must treat rows
+/// independently of the chunk they are in.
 pub(crate) fn by_chunks<F>(z: MatRef<'_, f64>, width: usize, d: usize, f: F) -> Result<Extension>
 where
     F: Fn(usize, MatRef<'_, f64>) -> Result<Extension> + Sync,
 {
     let m = z.nrows();
-    let rows = chunk_rows(width);
+    let rows = chunk_rows(width).min(m.div_ceil(MIN_CHUNKS).max(64));
     if m <= rows {
         return f(0, z);
     }
