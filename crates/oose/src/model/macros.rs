@@ -73,8 +73,9 @@ macro_rules! stored_out_of_sample {
 /// inherent `place(new, strategy, near)` after a search of `self.index` (a
 /// [`KnnIndex`](crate::extend::local::KnnIndex)) for `neighbours_for(strategy)` neighbours; the novelty score from the fit's kNN graph
 /// (`self.fit_novelty`), else fitted on `self.x`. `(out_of_sample Fitted)` gives their
-/// `OutOfSample` (embedding `self.embedding`, `interpolation`) and the inherent
-/// `interpolated(new, strategy, near)` that `place` starts from.
+/// `OutOfSample` (embedding `self.embedding`, `interpolation`), the inherent
+/// `interpolated(new, strategy, near)` that `place` starts from, and
+/// `place_as_asked(new, opts, near)`, which checks the options and calls `place`.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! neighbour_embedding_fitted {
@@ -112,6 +113,19 @@ macro_rules! neighbour_embedding_fitted {
                     near,
                 )
             }
+
+            /// The options checked, then the rows of `new` placed by the strategy they
+            /// name (`near` as in `interpolated`), the reliability columns unless only
+            /// the coordinates are asked for.
+            fn place_as_asked(
+                &self,
+                new: faer::MatRef<'_, f64>,
+                opts: &$crate::model::ExtendOptions<'_>,
+                near: Option<&$crate::neighbors::Neighbours>,
+            ) -> $crate::Result<$crate::extend::Extension> {
+                $crate::model::Fitted::check_options(self, opts)?;
+                self.place(new, opts.placement(), near, !opts.coordinates_only)
+            }
         }
     };
     ($method:ty) => {
@@ -140,8 +154,7 @@ macro_rules! neighbour_embedding_fitted {
             new: faer::MatRef<'_, f64>,
             opts: &$crate::model::ExtendOptions<'_>,
         ) -> $crate::Result<$crate::extend::Extension> {
-            self.check_options(opts)?;
-            self.place(new, opts.placement(), None, !opts.coordinates_only)
+            self.place_as_asked(new, opts, None)
         }
 
         /// From the fit's kNN graph (no second search) when it has the score's neighbours.
@@ -172,8 +185,7 @@ macro_rules! neighbour_embedding_fitted {
             opts: &$crate::model::ExtendOptions<'_>,
             near: &$crate::neighbors::Neighbours,
         ) -> $crate::Result<$crate::extend::Extension> {
-            self.check_options(opts)?;
-            self.place(new, opts.placement(), Some(near), !opts.coordinates_only)
+            self.place_as_asked(new, opts, Some(near))
         }
     };
 }

@@ -335,11 +335,11 @@ impl PointIndex {
     }
 
     /// [`PointIndex::mirror_links`] for a group of queries (`qs`, row-major): appends
-    /// each query's links to `out` as a list. The same links as query by query, found in one descent for the whole
-    /// group; it pays when the queries are near one another (a group from
-    /// [`locality_groups`]). A query's links come in an order fixed by the index (not
-    /// by i, and the same whatever group the query is in), so sums over them do not
-    /// depend on the grouping.
+    /// each query's links to `out` as a list. The same links as query by query, found
+    /// in one descent for the whole group; it pays when the queries are near one
+    /// another (a group from [`locality_groups`]). A query's links come in an order
+    /// fixed by the index (not by i, and the same whatever group the query is in), so
+    /// sums over them do not depend on the grouping.
     pub(crate) fn mirror_group(&self, qs: &[f64], k: usize, s: &mut Scratch, out: &mut Links) {
         assert!(self.has_balls, "mirror_group needs an index with balls");
         let dim = self.check_group(qs, k);
