@@ -27,6 +27,38 @@ impl<T> Ragged<T> {
         Self::default()
     }
 
+    /// `lists` lists, list j holding the items given with key j, in the order given
+    /// (a counting sort: two passes over `keyed`).
+    pub(crate) fn by_key<I>(lists: usize, keyed: I) -> Self
+    where
+        I: Iterator<Item = (usize, T)> + Clone,
+        T: Clone + Default,
+    {
+        let mut ends = vec![0usize; lists];
+        keyed.clone().for_each(|(j, _)| ends[j] += 1);
+        let mut at = 0;
+        let mut fill: Vec<usize> = ends
+            .iter_mut()
+            .map(|e| {
+                let start = at;
+                at += *e;
+                *e = at;
+                start
+            })
+            .collect();
+        let mut items = vec![T::default(); at];
+        for (j, v) in keyed {
+            items[fill[j]] = v;
+            fill[j] += 1;
+        }
+        Ragged { items, ends }
+    }
+
+    /// The items, every list's end to end, and where each list ends among them.
+    pub(crate) fn into_parts(self) -> (Vec<T>, Vec<usize>) {
+        (self.items, self.ends)
+    }
+
     /// Removes every list (keeps the memory).
     pub(crate) fn clear(&mut self) {
         self.items.clear();
@@ -114,5 +146,14 @@ mod tests {
         assert_eq!(r.clone().into_items(), [2, 1, 5, 4, 3, 6]);
         r.clear();
         assert_eq!((r.len(), r.items_mut().len()), (0, 0));
+    }
+
+    #[test]
+    fn by_key_keeps_the_order_given_within_each_list() {
+        let keyed = [(2, 'a'), (0, 'b'), (2, 'c'), (0, 'd'), (3, 'e')];
+        let r = Ragged::by_key(4, keyed.iter().copied());
+        let lists: Vec<String> = r.iter().map(|l| l.iter().collect()).collect();
+        assert_eq!(lists, ["bd", "", "ac", "e"]);
+        assert_eq!(r.into_parts().1, [2, 2, 4, 5]);
     }
 }

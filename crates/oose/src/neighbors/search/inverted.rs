@@ -33,6 +33,7 @@ mod kernel;
 
 use super::RowTable;
 use crate::neighbors::descent::sq;
+use crate::neighbors::ragged::Ragged;
 use crate::neighbors::Neighbours;
 use crate::rng::Rng;
 use faer::MatRef;
@@ -107,12 +108,11 @@ fn calibrate(kernel: Kernel, xc: &[f32], w: usize, centroids: &[f32], label: &[u
             // Each row's distances to every centroid; a list's rank among a row's
             // probes is the number of centroids before it by (distance, index), as the
             // probes are chosen.
-            let qs: Vec<&[f32]> = rows.chunks_exact(w).collect();
-            let mut to_centroids = vec![vec![0.0f32; c]; qs.len()];
+            let mut to_centroids = vec![vec![0.0f32; c]; rows.len() / w];
             let mut d: Out = [[0.0; LANES]; GROUP];
             for t in 0..by_centroid.count() {
                 let (data, norms, ids) = by_centroid.tile(t);
-                kernel.run(&qs, (data, norms), &By::ALL, &mut d);
+                kernel.run(rows, (data, norms), &By::ALL, &mut d);
                 for (row, d) in to_centroids.iter_mut().zip(&d) {
                     for (&j, &v) in ids.iter().zip(d).filter(|(&j, _)| j != u32::MAX) {
                         row[j as usize] = v;
@@ -206,24 +206,12 @@ impl Lists {
             }
         }
         let near = assign(kernel, &xc, w, &Tiles::of_rows(&centroids, w, None));
-        let mut ends = vec![0u32; c];
-        near.iter().for_each(|&j| ends[j as usize] += 1);
-        let mut at = 0;
-        let starts: Vec<u32> = ends
-            .iter_mut()
-            .map(|e| {
-                let s = at;
-                at += *e;
-                *e = at;
-                s
-            })
-            .collect();
-        let mut members = vec![0u32; n];
-        let mut fill = starts;
-        for (i, &j) in near.iter().enumerate() {
-            members[fill[j as usize] as usize] = i as u32;
-            fill[j as usize] += 1;
-        }
+        let keyed = near
+            .iter()
+            .enumerate()
+            .map(|(i, &j)| (j as usize, i as u32));
+        let (members, ends) = Ragged::by_key(c, keyed).into_parts();
+        let ends = ends.into_iter().map(|e| e as u32).collect();
         let probes = calibrate(kernel, &xc, w, &centroids, &near);
         Lists {
             mean,
@@ -357,15 +345,14 @@ fn nearest(kernel: Kernel, rows: &[f32], w: usize, tiles: &Tiles, m: usize) -> V
     let mut out = vec![u32::MAX; rows.len() / w * m];
     let mut d: Out = [[0.0; LANES]; GROUP];
     for (o, rows) in out.chunks_mut(GROUP * m).zip(rows.chunks(GROUP * w)) {
-        let qs: Vec<&[f32]> = rows.chunks_exact(w).collect();
-        let mut tops: Vec<Top> = qs.iter().map(|_| Top::new(m)).collect();
+        let mut tops: Vec<Top> = (0..rows.len() / w).map(|_| Top::new(m)).collect();
         for t in 0..tiles.count() {
             let (data, norms, ids) = tiles.tile(t);
             let by = By {
                 shift: [0.0; GROUP],
                 worst: std::array::from_fn(|u| tops.get(u).map_or(f32::INFINITY, Top::worst)),
             };
-            let masks = kernel.run(&qs, (data, norms), &by, &mut d);
+            let masks = kernel.run(rows, (data, norms), &by, &mut d);
             for ((top, d), &mask) in tops.iter_mut().zip(&d).zip(&masks) {
                 top.offer(d, mask, ids);
             }
@@ -521,26 +508,18 @@ impl InvertedIndex {
         // Each query's probes; then the (query, list) pairs list by list.
         let p = self.probes;
         let probes = nearest(kernel, &qc, w, &self.centroids, p);
-        let c = self.tile_ends.len();
-        let mut start = vec![0usize; c + 1];
-        let probed = || probes.iter().enumerate().filter(|&(_, &j)| j != u32::MAX);
-        probed().for_each(|(_, &j)| start[j as usize + 1] += 1);
-        for j in 0..c {
-            start[j + 1] += start[j];
-        }
-        let mut by_list = vec![0u32; start[c]];
-        let mut fill = start.clone();
-        for (s, &j) in probed() {
-            by_list[fill[j as usize]] = (s / p) as u32;
-            fill[j as usize] += 1;
-        }
+        let probed = probes.iter().enumerate().filter(|&(_, &j)| j != u32::MAX);
+        let by_list = Ragged::by_key(
+            self.tile_ends.len(),
+            probed.map(|(s, &j)| (j as usize, (s / p) as u32)),
+        );
         let mut tops: Vec<Top> = (0..nq).map(|_| Top::new(k)).collect();
         let mut d: Out = [[0.0; LANES]; GROUP];
         let mut residual = vec![0.0f32; GROUP * w];
-        for j in (0..c).filter(|&j| start[j] < start[j + 1]) {
+        for (j, queries) in by_list.iter().enumerate().filter(|(_, q)| !q.is_empty()) {
             let centre = &self.centroid_rows[j * w..(j + 1) * w];
             let tiles = if j == 0 { 0 } else { self.tile_ends[j - 1] }..self.tile_ends[j];
-            for group in by_list[start[j]..start[j + 1]].chunks(GROUP) {
+            for group in queries.chunks(GROUP) {
                 // The group's residuals from the list's centroid, and their norms.
                 let mut by = By::ALL;
                 for (u, &a) in group.iter().enumerate() {
@@ -551,13 +530,13 @@ impl InvertedIndex {
                         .for_each(|((r, q), c)| *r = q - c);
                     by.shift[u] = kernel.norm2(r);
                 }
-                let qs: Vec<&[f32]> = residual.chunks_exact(w).take(group.len()).collect();
+                let qs = &residual[..group.len() * w];
                 for t in tiles.clone() {
                     let (data, norms, ids) = self.points.tile(t);
                     for (u, &a) in group.iter().enumerate() {
                         by.worst[u] = tops[a as usize].worst();
                     }
-                    let masks = kernel.run(&qs, (data, norms), &by, &mut d);
+                    let masks = kernel.run(qs, (data, norms), &by, &mut d);
                     for ((&a, d), &mask) in group.iter().zip(&d).zip(&masks) {
                         tops[a as usize].offer(d, mask, ids);
                     }

@@ -33,7 +33,10 @@ impl Kernel {
     pub(super) fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512f") {
+            // `norm2` runs fused multiply-adds beside either vector kernel.
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
                 return Kernel::Avx512;
             }
             if std::arch::is_x86_feature_detected!("avx2")
@@ -56,30 +59,25 @@ impl Kernel {
             {
                 all.push(Kernel::Avx2);
             }
-            if std::arch::is_x86_feature_detected!("avx512f") {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
                 all.push(Kernel::Avx512);
             }
         }
         all
     }
 
-    /// Queries `qs` (each of the tile's width; at most [`GROUP`], at least one) against
-    /// the tile `(data, norms)`: d = (‖p‖² − 2 q_u·p) + shift[u] into `out[u]`, and in
-    /// `mask[u]` the lanes where d ≤ `worst[u]`.
+    /// Queries `qs` (row after row, each of the tile's width; at most [`GROUP`], at
+    /// least one) against the tile `(data, norms)`: d = (‖p‖² − 2 q_u·p) + shift[u]
+    /// into `out[u]`, and in `mask[u]` the lanes where d ≤ `worst[u]`.
     #[inline]
-    pub(super) fn run(
-        self,
-        qs: &[&[f32]],
-        tile: (&[f32], &[f32]),
-        by: &By,
-        out: &mut Out,
-    ) -> Masks {
+    pub(super) fn run(self, qs: &[f32], tile: (&[f32], &[f32]), by: &By, out: &mut Out) -> Masks {
         let (data, norms) = tile;
-        // The unsafe kernels read w values of each query and LANES × w of the tile.
-        assert!(!qs.is_empty() && qs.len() <= GROUP);
+        // The unsafe kernels read the w values of each query and LANES × w of the tile.
         let w = data.len() / LANES;
-        assert!(data.len() == w * LANES && norms.len() == LANES);
-        assert!(qs.iter().all(|q| q.len() == w));
+        assert!(w > 0 && data.len() == w * LANES && norms.len() == LANES);
+        assert!(qs.len().is_multiple_of(w) && (1..=GROUP).contains(&(qs.len() / w)));
         match self {
             Kernel::Plain => plain(qs, data, norms, by, out),
             // SAFETY: `detect`/`all` give these only on a CPU with the features; the
@@ -125,9 +123,10 @@ unsafe fn norm2_fma(v: &[f32]) -> f32 {
     norm2(v)
 }
 
-pub(super) fn plain(qs: &[&[f32]], data: &[f32], norms: &[f32], by: &By, out: &mut Out) -> Masks {
+pub(super) fn plain(qs: &[f32], data: &[f32], norms: &[f32], by: &By, out: &mut Out) -> Masks {
+    let w = data.len() / LANES;
     let mut masks = [0; GROUP];
-    for (u, q) in qs.iter().enumerate() {
+    for (u, q) in qs.chunks_exact(w).enumerate() {
         for lane in 0..LANES {
             let mut acc = 0.0f32;
             for (t, &v) in q.iter().enumerate() {
@@ -143,14 +142,15 @@ pub(super) fn plain(qs: &[&[f32]], data: &[f32], norms: &[f32], by: &By, out: &m
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn avx2(qs: &[&[f32]], data: &[f32], norms: &[f32], by: &By, out: &mut Out) -> Masks {
+unsafe fn avx2(qs: &[f32], data: &[f32], norms: &[f32], by: &By, out: &mut Out) -> Masks {
     use std::arch::x86_64::*;
     let w = data.len() / LANES;
     let p = data.as_ptr();
     let mut masks = [0; GROUP];
     // Four queries at a time: eight accumulators of eight lanes.
-    for (g, qs) in qs.chunks(4).enumerate() {
-        let q: [*const f32; 4] = std::array::from_fn(|u| qs[u.min(qs.len() - 1)].as_ptr());
+    for (g, qs) in qs.chunks(4 * w).enumerate() {
+        let nq = qs.len() / w;
+        let q: [*const f32; 4] = std::array::from_fn(|u| qs.as_ptr().add(u.min(nq - 1) * w));
         let mut acc = [[_mm256_setzero_ps(); 2]; 4];
         for t in 0..w {
             let a = _mm256_loadu_ps(p.add(t * LANES));
@@ -164,7 +164,7 @@ unsafe fn avx2(qs: &[&[f32]], data: &[f32], norms: &[f32], by: &By, out: &mut Ou
         let m2 = _mm256_set1_ps(-2.0);
         let n0 = _mm256_loadu_ps(norms.as_ptr());
         let n1 = _mm256_loadu_ps(norms.as_ptr().add(8));
-        for (u, acc) in acc.iter().enumerate().take(qs.len()) {
+        for (u, acc) in acc.iter().enumerate().take(nq) {
             let v = 4 * g + u;
             let (s, worst) = (_mm256_set1_ps(by.shift[v]), _mm256_set1_ps(by.worst[v]));
             let d0 = _mm256_add_ps(_mm256_fmadd_ps(m2, acc[0], n0), s);
@@ -181,11 +181,12 @@ unsafe fn avx2(qs: &[&[f32]], data: &[f32], norms: &[f32], by: &By, out: &mut Ou
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn avx512(qs: &[&[f32]], data: &[f32], norms: &[f32], by: &By, out: &mut Out) -> Masks {
+unsafe fn avx512(qs: &[f32], data: &[f32], norms: &[f32], by: &By, out: &mut Out) -> Masks {
     use std::arch::x86_64::*;
     let w = data.len() / LANES;
     let p = data.as_ptr();
-    let q: [*const f32; GROUP] = std::array::from_fn(|u| qs[u.min(qs.len() - 1)].as_ptr());
+    let nq = qs.len() / w;
+    let q: [*const f32; GROUP] = std::array::from_fn(|u| qs.as_ptr().add(u.min(nq - 1) * w));
     let mut acc = [_mm512_setzero_ps(); GROUP];
     for t in 0..w {
         let a = _mm512_loadu_ps(p.add(t * LANES));
@@ -196,7 +197,7 @@ unsafe fn avx512(qs: &[&[f32]], data: &[f32], norms: &[f32], by: &By, out: &mut 
     let m2 = _mm512_set1_ps(-2.0);
     let n = _mm512_loadu_ps(norms.as_ptr());
     let mut masks = [0; GROUP];
-    for (u, acc) in acc.iter().enumerate().take(qs.len()) {
+    for (u, acc) in acc.iter().enumerate().take(nq) {
         let d = _mm512_add_ps(_mm512_fmadd_ps(m2, *acc, n), _mm512_set1_ps(by.shift[u]));
         _mm512_storeu_ps(out[u].as_mut_ptr(), d);
         masks[u] = u32::from(_mm512_cmp_ps_mask::<_CMP_LE_OQ>(
